@@ -1,0 +1,271 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BusinessStatus is where a business stands with the platform.
+// +kubebuilder:validation:Enum=pending;approved;rejected;disabled
+type BusinessStatus string
+
+const (
+	// BusinessPending may use sandbox only.
+	BusinessPending BusinessStatus = "pending"
+	// BusinessApproved may use production; its production credentials are issued.
+	BusinessApproved BusinessStatus = "approved"
+	// BusinessRejected is blocked in both environments.
+	BusinessRejected BusinessStatus = "rejected"
+	// BusinessDisabled is blocked in both environments.
+	BusinessDisabled BusinessStatus = "disabled"
+)
+
+// KYBStatus is the state of the business's know-your-business review.
+// +kubebuilder:validation:Enum=pending;approved;rejected
+type KYBStatus string
+
+const (
+	// KYBPending is under review.
+	KYBPending KYBStatus = "pending"
+	// KYBApproved passed the review; needed for live collection and payouts.
+	KYBApproved KYBStatus = "approved"
+	// KYBRejected failed the review.
+	KYBRejected KYBStatus = "rejected"
+)
+
+// Wallet is a merchant owner's receiver wallet in one currency.
+type Wallet struct {
+	// currency of the wallet; must be one of the merchant's supported currencies.
+	// +required
+	Currency CurrencyCode `json:"currency"`
+
+	// active wallets receive payments; an inactive wallet blocks payments in its currency.
+	// +kubebuilder:default=true
+	// +optional
+	Active *bool `json:"active,omitempty"`
+}
+
+// IsActive reports whether the wallet receives payments (active defaults to true).
+func (w Wallet) IsActive() bool { return w.Active == nil || *w.Active }
+
+// WebhookURLs are the merchant's default webhook (IPN) URLs, one per environment, used when a
+// payment names none.
+// +kubebuilder:validation:XValidation:rule="!has(self.production) || self.production.startsWith('https://')",message="webhookURLs.production must be an https:// URL"
+type WebhookURLs struct {
+	// sandbox is the default webhook URL for sandbox payments.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && (self.startsWith('https://') || self.startsWith('http://'))",message="webhookURLs.sandbox must be an http:// or https:// URL"
+	// +optional
+	Sandbox string `json:"sandbox,omitempty"`
+
+	// production is the default webhook URL for live payments; it must be HTTPS.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self)",message="webhookURLs.production must be a URL"
+	// +optional
+	Production string `json:"production,omitempty"`
+}
+
+// RateLimit overrides the API's default request rate for one merchant.
+type RateLimit struct {
+	// requestsPerMinute allowed per business and client IP (the default is 120).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	// +required
+	RequestsPerMinute int32 `json:"requestsPerMinute"`
+}
+
+// MerchantSpec is a business that takes payments through Paygate.
+// +kubebuilder:validation:XValidation:rule="!has(self.wallets) || self.wallets.all(w, w.currency in self.currencies)",message="every wallet must be in one of the merchant's currencies"
+type MerchantSpec struct {
+	// displayName is the business's name as customers and merchants see it.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=100
+	// +required
+	DisplayName string `json:"displayName"`
+
+	// owner is the person or account that owns the business and its wallets (an e-mail
+	// address or a user name).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=100
+	// +required
+	Owner string `json:"owner"`
+
+	// currencies the merchant is enabled for (layer 1 of checkout options).
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +required
+	Currencies []CurrencyCode `json:"currencies"`
+
+	// wallets of the owner, at most one per currency (layer 2 of checkout options).
+	// +listType=map
+	// +listMapKey=currency
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Wallets []Wallet `json:"wallets,omitempty"`
+
+	// businessStatus: pending businesses use sandbox only; approved ones get production
+	// credentials; rejected and disabled ones are blocked.
+	// +kubebuilder:default=pending
+	// +optional
+	BusinessStatus BusinessStatus `json:"businessStatus,omitempty"`
+
+	// kybStatus is the know-your-business review; approved is needed for live collection and
+	// payouts.
+	// +kubebuilder:default=pending
+	// +optional
+	KYBStatus KYBStatus `json:"kybStatus,omitempty"`
+
+	// settlementNumber is the approved mobile number that payouts go to, in E.164 form.
+	// +optional
+	SettlementNumber MobileNumber `json:"settlementNumber,omitempty"`
+
+	// webhookURLs are the default webhook URLs per environment.
+	// +optional
+	WebhookURLs WebhookURLs `json:"webhookURLs,omitempty"`
+
+	// allowedRedirectDomains, when set, limit the hosts of success and cancel redirects; an
+	// entry matches itself and its subdomains.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	AllowedRedirectDomains []DomainName `json:"allowedRedirectDomains,omitempty"`
+
+	// allowedWebhookDomains, when set, limit the hosts of webhook URLs; an entry matches itself
+	// and its subdomains.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	AllowedWebhookDomains []DomainName `json:"allowedWebhookDomains,omitempty"`
+
+	// rateLimit overrides the default request rate for this merchant.
+	// +optional
+	RateLimit *RateLimit `json:"rateLimit,omitempty"`
+}
+
+// CredentialSetStatus tells where one environment's credentials are. It holds nothing secret.
+type CredentialSetStatus struct {
+	// businessID is the X-Merchant-Key of this environment. It identifies the merchant and is
+	// not a secret.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	BusinessID string `json:"businessID,omitempty"`
+
+	// secretName is the Secret (in the merchant's namespace) holding businessID, apiKey and
+	// apiSecret.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	SecretName string `json:"secretName,omitempty"`
+}
+
+// CurrencyGateways are the gateways that can appear on hosted checkout for one currency, after
+// the three layers: currency enabled, active wallet, and the merchant's selection.
+type CurrencyGateways struct {
+	// currency of the checkout.
+	// +required
+	Currency CurrencyCode `json:"currency"`
+
+	// gateways are the codes that can appear, in code order; empty when none can.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Gateways []GatewayCode `json:"gateways"`
+
+	// reason says why no gateway can appear, when none can: WalletMissing, WalletInactive,
+	// NoActiveGateway or NoneSelected.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// MerchantStatus is what the merchant controller observed and issued.
+type MerchantStatus struct {
+	// observedGeneration is the generation the status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// id is the merchant's stable integer id (info.merchant_id). Assigned once, never reused.
+	// +optional
+	ID int64 `json:"id,omitempty"`
+
+	// sandbox credentials: issued always.
+	// +optional
+	Sandbox CredentialSetStatus `json:"sandbox,omitempty"`
+
+	// production credentials: issued once the business is approved.
+	// +optional
+	Production CredentialSetStatus `json:"production,omitempty"`
+
+	// webhookSigningSecretName is the Secret holding the webhook signing secret.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	WebhookSigningSecretName string `json:"webhookSigningSecretName,omitempty"`
+
+	// checkoutGateways lists, per supported currency, the gateways hosted checkout can show.
+	// +listType=map
+	// +listMapKey=currency
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	CheckoutGateways []CurrencyGateways `json:"checkoutGateways,omitempty"`
+
+	// conditions: Ready, SandboxCredentialsIssued, ProductionEnabled, WebhookSecretIssued, and
+	// InvalidGatewaySelection when the selection names a gateway that cannot serve.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Merchant condition types and reasons.
+const (
+	ConditionSandboxCredentialsIssued = "SandboxCredentialsIssued"
+	ConditionProductionEnabled        = "ProductionEnabled"
+	ConditionWebhookSecretIssued      = "WebhookSecretIssued"
+	ConditionInvalidGatewaySelection  = "InvalidGatewaySelection"
+)
+
+// Annotations that ask the merchant controller to rotate a credential set. Set the value to
+// anything new (a timestamp is usual); the controller rotates once per distinct value.
+const (
+	AnnotationRotateSandboxCredentials    = "paygate.dev/rotate-sandbox-credentials"
+	AnnotationRotateProductionCredentials = "paygate.dev/rotate-production-credentials"
+	AnnotationRotateWebhookSecret         = "paygate.dev/rotate-webhook-secret"
+)
+
+// Merchant is a business that takes payments. Its controller issues its credentials.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=mch,categories=paygate
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40",message="a Merchant's name is at most 40 characters (its Secrets are named after it)"
+// +kubebuilder:printcolumn:name="Display Name",type=string,JSONPath=`.spec.displayName`
+// +kubebuilder:printcolumn:name="Business",type=string,JSONPath=`.spec.businessStatus`
+// +kubebuilder:printcolumn:name="KYB",type=string,JSONPath=`.spec.kybStatus`
+// +kubebuilder:printcolumn:name="ID",type=integer,JSONPath=`.status.id`
+// +kubebuilder:printcolumn:name="Sandbox Key",type=string,JSONPath=`.status.sandbox.businessID`,priority=1
+// +kubebuilder:printcolumn:name="Production",type=string,JSONPath=`.status.conditions[?(@.type=="ProductionEnabled")].status`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Merchant struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired merchant.
+	// +required
+	Spec MerchantSpec `json:"spec"`
+
+	// status is what the controller observed and issued.
+	// +optional
+	Status MerchantStatus `json:"status,omitempty"`
+}
+
+// MerchantList contains a list of Merchant.
+// +kubebuilder:object:root=true
+type MerchantList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Merchant `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Merchant{}, &MerchantList{})
+}

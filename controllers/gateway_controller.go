@@ -1,0 +1,110 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/money"
+)
+
+// Gateway condition reasons.
+const (
+	ReasonGatewayReady  = "GatewayReady"
+	ReasonConfigInvalid = "ConfigInvalid"
+)
+
+// GatewayReconciler assigns each Gateway its integer id and checks what the schema cannot: that
+// its amounts fit its currency's decimal places.
+type GatewayReconciler struct {
+	client.Client
+	Recorder events.EventRecorder
+	IDs      *IDAllocator
+}
+
+// +kubebuilder:rbac:groups=paygate.dev,resources=gateways,verbs=get;list;watch
+// +kubebuilder:rbac:groups=paygate.dev,resources=gateways/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=paygate.dev,resources=idclaims,verbs=get;list;watch;create
+
+// Reconcile assigns the gateway's id and reports whether its configuration can work.
+func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	gw := &paygatev1.Gateway{}
+	if err := r.Get(ctx, req.NamespacedName, gw); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	base := gw.DeepCopy()
+
+	id, err := r.IDs.Ensure(ctx, paygatev1.IDClaimGateway, gw)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("assigning gateway id: %w", err)
+	}
+	gw.Status.ID = id
+
+	ready := metav1.Condition{Type: paygatev1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonGatewayReady,
+		Message: "Gateway configuration is valid", ObservedGeneration: gw.Generation}
+	if problems := CheckGatewayAmounts(&gw.Spec); len(problems) > 0 {
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonConfigInvalid, strings.Join(problems, "; ")
+	}
+	was := meta.FindStatusCondition(gw.Status.Conditions, paygatev1.ConditionReady)
+	meta.SetStatusCondition(&gw.Status.Conditions, ready)
+	gw.Status.ObservedGeneration = gw.Generation
+	if was == nil || was.Status != ready.Status {
+		eventType := corev1.EventTypeNormal
+		if ready.Status != metav1.ConditionTrue {
+			eventType = corev1.EventTypeWarning
+		}
+		r.Recorder.Eventf(gw, nil, eventType, ready.Reason, "ValidateGateway", "%s", ready.Message)
+	}
+	if equality.Semantic.DeepEqual(base.Status, gw.Status) {
+		return ctrl.Result{}, nil
+	}
+	if err := r.Status().Patch(ctx, gw, client.MergeFrom(base)); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(fmt.Errorf("patching gateway status: %w", err))
+	}
+	return ctrl.Result{}, nil
+}
+
+// CheckGatewayAmounts lists the amounts of a gateway spec that its currency cannot express.
+func CheckGatewayAmounts(spec *paygatev1.GatewaySpec) []string {
+	cur, ok := money.LookupCurrency(string(spec.Currency))
+	if !ok {
+		return []string{fmt.Sprintf("currency %q is not supported", spec.Currency)}
+	}
+	var problems []string
+	check := func(field string, v *paygatev1.Decimal) {
+		if v == nil || *v == "" {
+			return
+		}
+		a, err := money.ParseAmount(string(*v))
+		if err == nil {
+			err = money.ValidateForCurrency(a, cur)
+		}
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s %s: %v", field, *v, err))
+		}
+	}
+	fixed := spec.Fees.Fixed
+	check("fees.fixed", &fixed)
+	check("minAmount", spec.MinAmount)
+	check("maxAmount", spec.MaxAmount)
+	return problems
+}
+
+// SetupWithManager watches Gateways.
+func (r *GatewayReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&paygatev1.Gateway{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Named("gateway").
+		Complete(r)
+}

@@ -1,0 +1,337 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/eligibility"
+	"github.com/paygate/paygate/internal/index"
+)
+
+// Merchant condition reasons.
+const (
+	ReasonCredentialsIssued     = "CredentialsIssued"
+	ReasonCredentialsFailed     = "CredentialsFailed"
+	ReasonCredentialsRotated    = "CredentialsRotated"
+	ReasonWebhookSecretIssued   = "WebhookSecretIssued"
+	ReasonWebhookSecretFailed   = "WebhookSecretFailed"
+	ReasonProductionEnabled     = "ProductionEnabled"
+	ReasonProductionDisabled    = "ProductionDisabled"
+	ReasonSelectionValid        = "SelectionValid"
+	ReasonSelectionInvalid      = "SelectionInvalid"
+	ReasonMultipleSelections    = "MultipleSelections"
+	ReasonMerchantReady         = "MerchantReady"
+	ReasonMerchantNotReady      = "MerchantNotReady"
+	ReasonIDAssigned            = "IDAssigned"
+	ReasonBusinessNotApproved   = "BusinessNotApproved"
+	ReasonReconcileFailed       = "ReconcileFailed"
+	merchantControllerName      = "merchant-controller"
+	merchantSecretOwnerConflict = "SecretNotOwned"
+)
+
+// MerchantReconciler issues a merchant's credentials (sandbox always, production once approved),
+// its webhook signing secret and integer id, and reports which gateways its checkout can show.
+type MerchantReconciler struct {
+	client.Client
+	// APIReader reads live, for the read-your-writes cases the cache can't answer yet.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	IDs       *IDAllocator
+}
+
+// merchantScope is what one reconcile pass of a Merchant works on.
+type merchantScope struct {
+	merchant *paygatev1.Merchant
+	gateways []paygatev1.Gateway
+}
+
+// +kubebuilder:rbac:groups=paygate.dev,resources=merchants,verbs=get;list;watch
+// +kubebuilder:rbac:groups=paygate.dev,resources=merchants/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=paygate.dev,resources=gateways,verbs=get;list;watch
+// +kubebuilder:rbac:groups=paygate.dev,resources=gatewayselections,verbs=get;list;watch
+// +kubebuilder:rbac:groups=paygate.dev,resources=idclaims,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one Merchant's credentials, id and status in line with its spec.
+func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	log := ctrl.LoggerFrom(ctx)
+	merchant := &paygatev1.Merchant{}
+	if err := r.Get(ctx, req.NamespacedName, merchant); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !merchant.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // Secrets go with their owner reference.
+	}
+	base := merchant.DeepCopy()
+	defer func() {
+		if err := r.patchStatus(ctx, base, merchant, retErr); err != nil {
+			retErr = errorsJoin(retErr, err)
+		}
+	}()
+
+	var gateways paygatev1.GatewayList
+	if err := r.List(ctx, &gateways); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing gateways: %w", err)
+	}
+	s := &merchantScope{merchant: merchant, gateways: gateways.Items}
+	log.V(1).Info("Reconciling merchant")
+	return runSteps(ctx, s,
+		r.assignID,
+		r.issueSandboxCredentials,
+		r.issueProductionCredentials,
+		r.issueWebhookSigningSecret,
+		r.resolveCheckoutGateways,
+	)
+}
+
+// patchStatus summarises Ready and patches status once, when it changed.
+func (r *MerchantReconciler) patchStatus(ctx context.Context, base, m *paygatev1.Merchant, reconcileErr error) error {
+	ready := metav1.Condition{Type: paygatev1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonMerchantReady,
+		Message: "Credentials issued and configuration valid", ObservedGeneration: m.Generation}
+	var notReady []string
+	for _, t := range []string{paygatev1.ConditionSandboxCredentialsIssued, paygatev1.ConditionWebhookSecretIssued} {
+		if !meta.IsStatusConditionTrue(m.Status.Conditions, t) {
+			notReady = append(notReady, t+" is not True")
+		}
+	}
+	if meta.IsStatusConditionTrue(m.Status.Conditions, paygatev1.ConditionInvalidGatewaySelection) {
+		notReady = append(notReady, "the gateway selection is invalid")
+	}
+	if reconcileErr != nil {
+		notReady = append(notReady, "reconcile failed: "+reconcileErr.Error())
+	}
+	if len(notReady) > 0 {
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonMerchantNotReady, strings.Join(notReady, "; ")
+		if reconcileErr != nil {
+			ready.Reason = ReasonReconcileFailed
+		}
+	}
+	meta.SetStatusCondition(&m.Status.Conditions, ready)
+	if reconcileErr == nil {
+		m.Status.ObservedGeneration = m.Generation
+	}
+	if equality.Semantic.DeepEqual(base.Status, m.Status) {
+		return nil
+	}
+	if err := r.Status().Patch(ctx, m, client.MergeFrom(base)); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("patching merchant status: %w", err))
+	}
+	return nil
+}
+
+func (r *MerchantReconciler) assignID(ctx context.Context, s *merchantScope) (ctrl.Result, error) {
+	id, err := r.IDs.Ensure(ctx, paygatev1.IDClaimMerchant, s.merchant)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("assigning merchant id: %w", err)
+	}
+	s.merchant.Status.ID = id
+	return ctrl.Result{}, nil
+}
+
+func (r *MerchantReconciler) issueSandboxCredentials(ctx context.Context, s *merchantScope) (ctrl.Result, error) {
+	m := s.merchant
+	set, err := r.ensureCredentialSet(ctx, m, paygatev1.EnvironmentSandbox)
+	if err != nil {
+		r.setCondition(m, paygatev1.ConditionSandboxCredentialsIssued, metav1.ConditionFalse, ReasonCredentialsFailed, err.Error())
+		return ctrl.Result{}, fmt.Errorf("issuing sandbox credentials: %w", err)
+	}
+	m.Status.Sandbox = set
+	r.setCondition(m, paygatev1.ConditionSandboxCredentialsIssued, metav1.ConditionTrue, ReasonCredentialsIssued,
+		"Sandbox credentials are in Secret "+set.SecretName)
+	return ctrl.Result{}, nil
+}
+
+func (r *MerchantReconciler) issueProductionCredentials(ctx context.Context, s *merchantScope) (ctrl.Result, error) {
+	m := s.merchant
+	if m.Spec.BusinessStatus != paygatev1.BusinessApproved {
+		// Credentials issued during an earlier approval are kept (the apiserver refuses them while
+		// the business is not approved), so a re-approval does not break the integration.
+		set, err := r.existingCredentialSet(ctx, m, paygatev1.EnvironmentProduction)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		m.Status.Production = set
+		r.setProductionCondition(m, metav1.ConditionFalse, ReasonBusinessNotApproved,
+			fmt.Sprintf("Production needs an approved business; businessStatus is %s", businessStatus(m)))
+		return ctrl.Result{}, nil
+	}
+	set, err := r.ensureCredentialSet(ctx, m, paygatev1.EnvironmentProduction)
+	if err != nil {
+		r.setProductionCondition(m, metav1.ConditionFalse, ReasonCredentialsFailed, err.Error())
+		return ctrl.Result{}, fmt.Errorf("issuing production credentials: %w", err)
+	}
+	m.Status.Production = set
+	r.setProductionCondition(m, metav1.ConditionTrue, ReasonProductionEnabled, "Production credentials are in Secret "+set.SecretName)
+	return ctrl.Result{}, nil
+}
+
+// setProductionCondition sets ProductionEnabled and records an event when it flips.
+func (r *MerchantReconciler) setProductionCondition(m *paygatev1.Merchant, status metav1.ConditionStatus, reason, msg string) {
+	was := meta.FindStatusCondition(m.Status.Conditions, paygatev1.ConditionProductionEnabled)
+	r.setCondition(m, paygatev1.ConditionProductionEnabled, status, reason, msg)
+	if was != nil && was.Status == status {
+		return
+	}
+	if status == metav1.ConditionTrue {
+		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, ReasonProductionEnabled, "EnableProduction", "Production enabled for an approved business")
+	} else if was != nil {
+		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, ReasonProductionDisabled, "DisableProduction", "%s", msg)
+	}
+}
+
+func (r *MerchantReconciler) issueWebhookSigningSecret(ctx context.Context, s *merchantScope) (ctrl.Result, error) {
+	m := s.merchant
+	name, err := r.ensureWebhookSigningSecret(ctx, m)
+	if err != nil {
+		r.setCondition(m, paygatev1.ConditionWebhookSecretIssued, metav1.ConditionFalse, ReasonWebhookSecretFailed, err.Error())
+		return ctrl.Result{}, fmt.Errorf("issuing webhook signing secret: %w", err)
+	}
+	m.Status.WebhookSigningSecretName = name
+	r.setCondition(m, paygatev1.ConditionWebhookSecretIssued, metav1.ConditionTrue, ReasonWebhookSecretIssued,
+		"The webhook signing secret is in Secret "+name)
+	return ctrl.Result{}, nil
+}
+
+// resolveCheckoutGateways reports, per currency, what hosted checkout can show, and flags a
+// selection that names a gateway that cannot serve.
+func (r *MerchantReconciler) resolveCheckoutGateways(ctx context.Context, s *merchantScope) (ctrl.Result, error) {
+	m := s.merchant
+	var selections paygatev1.GatewaySelectionList
+	if err := r.List(ctx, &selections, client.InNamespace(m.Namespace), client.MatchingFields{index.SelectionMerchant: m.Name}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing gateway selections: %w", err)
+	}
+	sel, problems := effectiveSelection(m, selections.Items, s.gateways)
+
+	m.Status.CheckoutGateways = m.Status.CheckoutGateways[:0]
+	for _, c := range m.Spec.Currencies {
+		res := eligibility.ResolveGateways(m, sel, s.gateways, c)
+		cg := paygatev1.CurrencyGateways{Currency: c, Gateways: []paygatev1.GatewayCode{}, Reason: res.Reason}
+		for _, g := range res.Gateways {
+			cg.Gateways = append(cg.Gateways, g.Code())
+		}
+		m.Status.CheckoutGateways = append(m.Status.CheckoutGateways, cg)
+	}
+
+	was := meta.IsStatusConditionTrue(m.Status.Conditions, paygatev1.ConditionInvalidGatewaySelection)
+	if len(problems) == 0 {
+		r.setCondition(m, paygatev1.ConditionInvalidGatewaySelection, metav1.ConditionFalse, ReasonSelectionValid,
+			"Every selected gateway can serve this merchant")
+		if was {
+			r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, ReasonSelectionValid, "ResolveGateways", "The gateway selection is valid again")
+		}
+		return ctrl.Result{}, nil
+	}
+	reason := ReasonSelectionInvalid
+	if problems[0].Reason == ReasonMultipleSelections {
+		reason = ReasonMultipleSelections
+	}
+	msg := describeProblems(problems)
+	r.setCondition(m, paygatev1.ConditionInvalidGatewaySelection, metav1.ConditionTrue, reason, msg)
+	if !was {
+		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, reason, "ResolveGateways", "%s", msg)
+	}
+	return ctrl.Result{}, nil
+}
+
+// effectiveSelection picks the merchant's selection. Should there be more than one, the oldest
+// (then the first by name) applies and the others are reported.
+func effectiveSelection(m *paygatev1.Merchant, selections []paygatev1.GatewaySelection, gateways []paygatev1.Gateway) (eligibility.Selection, []eligibility.SelectionProblem) {
+	if len(selections) == 0 {
+		return nil, nil
+	}
+	slices.SortFunc(selections, func(a, b paygatev1.GatewaySelection) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	sel := eligibility.Selection(selections[0].Spec.Gateways)
+	var problems []eligibility.SelectionProblem
+	for _, extra := range selections[1:] {
+		problems = append(problems, eligibility.SelectionProblem{Code: paygatev1.GatewayCode(extra.Name), Reason: ReasonMultipleSelections})
+	}
+	return sel, append(problems, eligibility.CheckSelection(m, sel, gateways)...)
+}
+
+func describeProblems(problems []eligibility.SelectionProblem) string {
+	parts := make([]string, 0, len(problems))
+	for _, p := range problems {
+		if p.Reason == ReasonMultipleSelections {
+			parts = append(parts, fmt.Sprintf("GatewaySelection %s is ignored: a merchant has one selection", p.Code))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("gateway %s: %s", p.Code, p.Reason))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (r *MerchantReconciler) setCondition(m *paygatev1.Merchant, t string, status metav1.ConditionStatus, reason, msg string) {
+	meta.SetStatusCondition(&m.Status.Conditions, metav1.Condition{
+		Type: t, Status: status, Reason: reason, Message: msg, ObservedGeneration: m.Generation,
+	})
+}
+
+func businessStatus(m *paygatev1.Merchant) paygatev1.BusinessStatus {
+	if m.Spec.BusinessStatus == "" {
+		return paygatev1.BusinessPending
+	}
+	return m.Spec.BusinessStatus
+}
+
+// SetupWithManager watches Merchants, the Secrets they own, their GatewaySelections and the
+// Gateways of their currencies.
+func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&paygatev1.Merchant{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+		Owns(&corev1.Secret{}).
+		Watches(&paygatev1.Gateway{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfGateway)).
+		Watches(&paygatev1.GatewaySelection{}, handler.EnqueueRequestsFromMapFunc(merchantOfSelection)).
+		Named("merchant").
+		Complete(r)
+}
+
+// merchantsOfGateway maps a Gateway to the Merchants enabled for its currency (a gateway's
+// currency is immutable, so old and new object agree).
+func (r *MerchantReconciler) merchantsOfGateway(ctx context.Context, o client.Object) []reconcile.Request {
+	g := o.(*paygatev1.Gateway)
+	var merchants paygatev1.MerchantList
+	if err := r.List(ctx, &merchants, client.MatchingFields{index.MerchantCurrency: string(g.Spec.Currency)}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing merchants of a gateway", "gateway", g.Name)
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(merchants.Items))
+	for _, m := range merchants.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: m.Namespace, Name: m.Name}})
+	}
+	return out
+}
+
+func merchantOfSelection(_ context.Context, o client.Object) []reconcile.Request {
+	s := o.(*paygatev1.GatewaySelection)
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: s.Namespace, Name: s.Spec.MerchantRef.Name}}}
+}
+
+func errorsJoin(a, b error) error {
+	if a == nil {
+		return b
+	}
+	return fmt.Errorf("%w; %w", a, b)
+}
+

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/config"
+	"github.com/paygate/paygate/internal/controlplane"
+	"github.com/paygate/paygate/internal/credentials"
+)
+
+// devNamespace holds the demo merchants.
+const devNamespace = "demo"
+
+// runDev starts a local control plane, installs the CRDs and the demo configuration, runs the
+// controllers, and writes a kubeconfig and the demo credentials. Ctrl-C stops everything.
+func runDev(args []string) int {
+	fs := flag.NewFlagSet("paygate dev", flag.ContinueOnError)
+	assets := fs.String("assets", "bin", "Directory holding the etcd and kube-apiserver binaries (make controlplane builds them).")
+	stateDir := fs.String("state-dir", ".paygate/dev", "Directory for the kubeconfig and the demo credentials file.")
+	var opts managerOptions
+	opts.bindFlags(fs, "0", "0")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.zapOptions)))
+	log := ctrl.Log.WithName("dev")
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := dev(ctx, *assets, *stateDir, opts); err != nil {
+		log.Error(err, "paygate dev failed")
+		return 1
+	}
+	return 0
+}
+
+func dev(ctx context.Context, assets, stateDir string, opts managerOptions) (retErr error) {
+	fmt.Println("Starting etcd and kube-apiserver on loopback ...")
+	cp, err := controlplane.Start(controlplane.Options{AssetsDir: assets, Scheme: newScheme()})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fmt.Println("Stopping the control plane ...")
+		retErr = errors.Join(retErr, cp.Stop())
+	}()
+	kubeconfig, _ := filepath.Abs(filepath.Join(stateDir, "kubeconfig"))
+	if err := cp.WriteKubeconfig(kubeconfig); err != nil {
+		return err
+	}
+
+	mgr, err := newManager(cp.Config, opts)
+	if err != nil {
+		return err
+	}
+	mgrCtx, stopManager := context.WithCancel(ctx)
+	defer stopManager()
+	mgrDone := make(chan error, 1)
+	go func() { mgrDone <- mgr.Start(mgrCtx) }()
+	defer func() {
+		stopManager()
+		retErr = errors.Join(retErr, <-mgrDone)
+	}()
+
+	c, err := client.New(cp.Config, client.Options{Scheme: newScheme()})
+	if err != nil {
+		return fmt.Errorf("creating a client: %w", err)
+	}
+	samples, err := config.Samples()
+	if err != nil {
+		return err
+	}
+	if err := controlplane.Apply(ctx, c, "paygate-dev", samples...); err != nil {
+		return fmt.Errorf("applying the demo configuration: %w", err)
+	}
+	merchants, err := waitForMerchantsReady(ctx, c, 2*time.Minute)
+	if err != nil {
+		return err
+	}
+	credsFile, _ := filepath.Abs(filepath.Join(stateDir, "credentials.env"))
+	if err := writeCredentials(ctx, c, merchants, credsFile); err != nil {
+		return err
+	}
+	printWelcome(kubeconfig, credsFile, merchants)
+
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-mgrDone:
+		mgrDone <- err // the deferred stop reads it again
+		return fmt.Errorf("the manager stopped: %w", err)
+	}
+}
+
+// waitForMerchantsReady waits until every demo merchant is Ready.
+func waitForMerchantsReady(ctx context.Context, c client.Client, timeout time.Duration) ([]paygatev1.Merchant, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		var list paygatev1.MerchantList
+		if err := c.List(ctx, &list, client.InNamespace(devNamespace)); err != nil {
+			return nil, fmt.Errorf("listing the demo merchants: %w", err)
+		}
+		ready := len(list.Items) > 0
+		for _, m := range list.Items {
+			ready = ready && meta.IsStatusConditionTrue(m.Status.Conditions, paygatev1.ConditionReady) &&
+				m.Status.ObservedGeneration == m.Generation
+		}
+		if ready {
+			return list.Items, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the demo merchants were not Ready within %s", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// writeCredentials writes the demo merchants' credentials as a file a shell can source (mode
+// 0600). The first approved merchant's sandbox set is also exported as PAYGATE_*.
+func writeCredentials(ctx context.Context, c client.Client, merchants []paygatev1.Merchant, path string) error {
+	sort.Slice(merchants, func(i, j int) bool { return merchants[i].Name < merchants[j].Name })
+	var b strings.Builder
+	b.WriteString("# Paygate demo credentials, written by `paygate dev`. Source it: . " + path + "\n")
+	b.WriteString("# These are local development secrets: never commit or share them.\n")
+	var defaults []string
+	for _, m := range merchants {
+		prefix := strings.ToUpper(strings.ReplaceAll(m.Name, "-", "_"))
+		fmt.Fprintf(&b, "\n# %s (%s/%s): business %s, merchant id %d\n", m.Spec.DisplayName, m.Namespace, m.Name, m.Spec.BusinessStatus, m.Status.ID)
+		for _, env := range paygatev1.Environments {
+			var secret corev1.Secret
+			err := c.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name, env)}, &secret)
+			if client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("reading %s credentials of %s: %w", env, m.Name, err)
+			}
+			set, ok := credentials.SetFromData(secret.Data)
+			if err != nil || !ok {
+				fmt.Fprintf(&b, "# no %s credentials: %s\n", env, productionNote(&m))
+				continue
+			}
+			e := strings.ToUpper(string(env))
+			fmt.Fprintf(&b, "export %s_%s_MERCHANT_KEY=%s\n", prefix, e, set.BusinessID)
+			fmt.Fprintf(&b, "export %s_%s_API_KEY=%s\n", prefix, e, set.APIKey)
+			fmt.Fprintf(&b, "export %s_%s_API_SECRET=%s\n", prefix, e, set.APISecret)
+			if defaults == nil && env == paygatev1.EnvironmentSandbox && m.Spec.BusinessStatus == paygatev1.BusinessApproved {
+				defaults = []string{"PAYGATE_ENVIRONMENT=sandbox", "PAYGATE_MERCHANT_KEY=" + set.BusinessID,
+					"PAYGATE_API_KEY=" + set.APIKey, "PAYGATE_API_SECRET=" + set.APISecret}
+			}
+		}
+		var secret corev1.Secret
+		if err := c.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.WebhookSecretName(m.Name)}, &secret); err != nil {
+			return fmt.Errorf("reading the webhook signing secret of %s: %w", m.Name, err)
+		}
+		fmt.Fprintf(&b, "export %s_WEBHOOK_SECRET=%s\n", prefix, secret.Data[credentials.KeySigningSecret])
+	}
+	if defaults != nil {
+		b.WriteString("\n# Defaults: the first approved merchant, sandbox.\n")
+		for _, d := range defaults {
+			b.WriteString("export " + d + "\n")
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		return fmt.Errorf("writing the credentials file: %w", err)
+	}
+	return nil
+}
+
+func productionNote(m *paygatev1.Merchant) string {
+	return fmt.Sprintf("production needs an approved business (businessStatus is %s)", m.Spec.BusinessStatus)
+}
+
+func printWelcome(kubeconfig, credsFile string, merchants []paygatev1.Merchant) {
+	fmt.Printf(`
+Paygate is running on a local control plane.
+
+  kubeconfig:   %s
+  credentials:  %s   (source it; mode 0600)
+
+Try:
+  export KUBECONFIG=%s
+  kubectl get paygate -A
+  kubectl get merchants,gateways -A
+  kubectl get merchant -n demo duka-online -o yaml
+  kubectl annotate merchant -n demo duka-online paygate.dev/rotate-sandbox-credentials="$(date +%%s)" --overwrite
+
+Demo merchants:
+`, kubeconfig, credsFile, kubeconfig)
+	for _, m := range merchants {
+		fmt.Printf("  %-14s %-12s id %-3d sandbox key %s\n", m.Name, m.Spec.BusinessStatus, m.Status.ID, m.Status.Sandbox.BusinessID)
+	}
+	fmt.Println("\nPress Ctrl-C to stop everything.")
+}

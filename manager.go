@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/controllers"
+	"github.com/paygate/paygate/internal/index"
+)
+
+// managerOptions are the flags of `paygate manager` (and the manager inside `paygate dev`).
+type managerOptions struct {
+	metricsAddr  string
+	probeAddr    string
+	leaderElect  bool
+	leaderNS     string
+	zapOptions   zap.Options
+}
+
+func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProbe string) {
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", defaultMetrics, "Address the Prometheus metrics endpoint binds to; 0 disables it.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", defaultProbe, "Address the /healthz and /readyz probes bind to; 0 disables them.")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, so that only one manager replica reconciles at a time.")
+	fs.StringVar(&o.leaderNS, "leader-election-namespace", "", "Namespace of the leader-election Lease (default: the pod's namespace).")
+	o.zapOptions.BindFlags(fs)
+}
+
+func runManager(args []string) int {
+	fs := flag.NewFlagSet("paygate manager", flag.ContinueOnError)
+	var opts managerOptions
+	opts.bindFlags(fs, ":8080", ":8081")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.zapOptions)))
+	log := ctrl.Log.WithName("setup")
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		log.Error(err, "Unable to load a kubeconfig")
+		return 1
+	}
+	mgr, err := newManager(cfg, opts)
+	if err != nil {
+		log.Error(err, "Unable to set up the manager")
+		return 1
+	}
+	log.Info("Starting the manager")
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		log.Error(err, "The manager stopped with an error")
+		return 1
+	}
+	return 0
+}
+
+// newScheme knows the built-in kinds and Paygate's.
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := paygatev1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// newManager builds the controller manager: scheme, cache, indexes, reconcilers and checks.
+func newManager(cfg *rest.Config, opts managerOptions) (ctrl.Manager, error) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  newScheme(),
+		Metrics:                 metricsserver.Options{BindAddress: opts.metricsAddr},
+		HealthProbeBindAddress:  opts.probeAddr,
+		LeaderElection:          opts.leaderElect,
+		LeaderElectionID:        "paygate-manager.paygate.dev",
+		LeaderElectionNamespace: opts.leaderNS,
+		Cache:                   cacheOptions(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	ctx := context.Background()
+	if err := setupIndexes(ctx, mgr); err != nil {
+		return nil, err
+	}
+	if err := controllers.SetupReconcilers(mgr); err != nil {
+		return nil, err
+	}
+	if err := setupChecks(mgr); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// cacheOptions keep only the Secrets Paygate issues in the cache, not every Secret of the cluster.
+func cacheOptions() cache.Options {
+	issued, err := labels.NewRequirement(paygatev1.LabelCredential, selection.Exists, nil)
+	if err != nil {
+		panic(err)
+	}
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Secret{}: {Label: labels.NewSelector().Add(*issued)},
+	}}
+}
+
+func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
+	if err := index.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
+		return fmt.Errorf("setting up field indexes: %w", err)
+	}
+	return nil
+}
+
+func setupChecks(mgr ctrl.Manager) error {
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding the health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding the ready check: %w", err)
+	}
+	return nil
+}
+
+func runAPIServer(args []string) int {
+	fmt.Fprintln(os.Stderr, "paygate apiserver: the merchant REST API is not part of this build yet (tracked as the REST apiserver issue)")
+	return 2
+}
