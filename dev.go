@@ -23,6 +23,7 @@ import (
 	"github.com/paygate/paygate/config"
 	"github.com/paygate/paygate/internal/controlplane"
 	"github.com/paygate/paygate/internal/credentials"
+	"github.com/paygate/paygate/internal/operator"
 )
 
 // devNamespace holds the demo merchants.
@@ -53,7 +54,7 @@ func runDev(args []string) int {
 
 func dev(ctx context.Context, assets, stateDir string, opts managerOptions) (retErr error) {
 	fmt.Println("Starting etcd and kube-apiserver on loopback ...")
-	cp, err := controlplane.Start(controlplane.Options{AssetsDir: assets, Scheme: newScheme()})
+	cp, err := controlplane.Start(controlplane.Options{AssetsDir: assets, Scheme: operator.Scheme()})
 	if err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ func dev(ctx context.Context, assets, stateDir string, opts managerOptions) (ret
 		retErr = errors.Join(retErr, <-mgrDone)
 	}()
 
-	c, err := client.New(cp.Config, client.Options{Scheme: newScheme()})
+	c, err := client.New(cp.Config, client.Options{Scheme: operator.Scheme()})
 	if err != nil {
 		return fmt.Errorf("creating a client: %w", err)
 	}

@@ -6,31 +6,22 @@ import (
 	"fmt"
 	"os"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/selection"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
-	"github.com/paygate/paygate/controllers"
-	"github.com/paygate/paygate/internal/index"
+	"github.com/paygate/paygate/internal/operator"
 )
 
 // managerOptions are the flags of `paygate manager` (and the manager inside `paygate dev`).
 type managerOptions struct {
-	metricsAddr  string
-	probeAddr    string
-	leaderElect  bool
-	leaderNS     string
-	zapOptions   zap.Options
+	metricsAddr string
+	probeAddr   string
+	leaderElect bool
+	leaderNS    string
+	zapOptions  zap.Options
 }
 
 func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProbe string) {
@@ -69,61 +60,30 @@ func runManager(args []string) int {
 	return 0
 }
 
-// newScheme knows the built-in kinds and Paygate's.
-func newScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := paygatev1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
-}
-
 // newManager builds the controller manager: scheme, cache, indexes, reconcilers and checks.
 func newManager(cfg *rest.Config, opts managerOptions) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  newScheme(),
+		Scheme:                  operator.Scheme(),
 		Metrics:                 metricsserver.Options{BindAddress: opts.metricsAddr},
 		HealthProbeBindAddress:  opts.probeAddr,
 		LeaderElection:          opts.leaderElect,
 		LeaderElectionID:        "paygate-manager.paygate.dev",
 		LeaderElectionNamespace: opts.leaderNS,
-		Cache:                   cacheOptions(),
+		Cache:                   operator.CacheOptions(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
-	ctx := context.Background()
-	if err := setupIndexes(ctx, mgr); err != nil {
+	if err := operator.SetupIndexes(context.Background(), mgr); err != nil {
 		return nil, err
 	}
-	if err := controllers.SetupReconcilers(mgr); err != nil {
+	if err := operator.SetupReconcilers(mgr); err != nil {
 		return nil, err
 	}
 	if err := setupChecks(mgr); err != nil {
 		return nil, err
 	}
 	return mgr, nil
-}
-
-// cacheOptions keep only the Secrets Paygate issues in the cache, not every Secret of the cluster.
-func cacheOptions() cache.Options {
-	issued, err := labels.NewRequirement(paygatev1.LabelCredential, selection.Exists, nil)
-	if err != nil {
-		panic(err)
-	}
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Secret{}: {Label: labels.NewSelector().Add(*issued)},
-	}}
-}
-
-func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
-	if err := index.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
-		return fmt.Errorf("setting up field indexes: %w", err)
-	}
-	return nil
 }
 
 func setupChecks(mgr ctrl.Manager) error {

@@ -56,10 +56,13 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if problems := CheckGatewayAmounts(&gw.Spec); len(problems) > 0 {
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonConfigInvalid, strings.Join(problems, "; ")
 	}
-	was := meta.FindStatusCondition(gw.Status.Conditions, paygatev1.ConditionReady)
+	var was metav1.ConditionStatus // copied: SetStatusCondition edits the slice in place
+	if c := meta.FindStatusCondition(gw.Status.Conditions, paygatev1.ConditionReady); c != nil {
+		was = c.Status
+	}
 	meta.SetStatusCondition(&gw.Status.Conditions, ready)
 	gw.Status.ObservedGeneration = gw.Generation
-	if was == nil || was.Status != ready.Status {
+	if was != ready.Status {
 		eventType := corev1.EventTypeNormal
 		if ready.Status != metav1.ConditionTrue {
 			eventType = corev1.EventTypeWarning

@@ -184,14 +184,18 @@ func (r *MerchantReconciler) issueProductionCredentials(ctx context.Context, s *
 
 // setProductionCondition sets ProductionEnabled and records an event when it flips.
 func (r *MerchantReconciler) setProductionCondition(m *paygatev1.Merchant, status metav1.ConditionStatus, reason, msg string) {
-	was := meta.FindStatusCondition(m.Status.Conditions, paygatev1.ConditionProductionEnabled)
+	// Copy before setting: FindStatusCondition points into the slice that SetStatusCondition edits.
+	var was metav1.ConditionStatus
+	if c := meta.FindStatusCondition(m.Status.Conditions, paygatev1.ConditionProductionEnabled); c != nil {
+		was = c.Status
+	}
 	r.setCondition(m, paygatev1.ConditionProductionEnabled, status, reason, msg)
-	if was != nil && was.Status == status {
+	if was == status {
 		return
 	}
 	if status == metav1.ConditionTrue {
 		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, ReasonProductionEnabled, "EnableProduction", "Production enabled for an approved business")
-	} else if was != nil {
+	} else if was != "" {
 		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, ReasonProductionDisabled, "DisableProduction", "%s", msg)
 	}
 }

@@ -29,7 +29,7 @@ const (
 
 // GatewayFees is a gateway's fee schedule: fee = amount × percent / 100 + fixed, rounded half-up
 // to the currency's scale.
-// +kubebuilder:validation:XValidation:rule="quantity(self.percent).compareTo(quantity('100')) <= 0",message="fees.percent must be at most 100"
+// +kubebuilder:validation:XValidation:rule="!has(self.percent) || quantity(self.percent).compareTo(quantity('100')) <= 0",message="fees.percent must be at most 100"
 type GatewayFees struct {
 	// percent is the proportional part of the fee, in percent of the amount ("2.5" is 2.5 %),
 	// with at most 4 decimal places.

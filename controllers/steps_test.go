@@ -1,0 +1,128 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// stepRecord is the state the test steps share: which steps ran, in order.
+type stepRecord struct{ ran []string }
+
+// fakeStep returns a step that records its name and returns the given result and error.
+func fakeStep(name string, after time.Duration, err error) step[*stepRecord] {
+	return func(_ context.Context, s *stepRecord) (ctrl.Result, error) {
+		s.ran = append(s.ran, name)
+		return ctrl.Result{RequeueAfter: after}, err
+	}
+}
+
+func TestRunSteps(t *testing.T) {
+	errBoom := errors.New("boom")
+	errLater := errors.New("later")
+
+	tests := []struct {
+		name      string
+		steps     []step[*stepRecord]
+		wantRan   []string
+		wantAfter time.Duration // checked only when wantErr is nil
+		wantErr   error
+	}{
+		{
+			name:    "no steps",
+			wantRan: nil,
+		},
+		{
+			name:    "all zero results merge to zero",
+			steps:   []step[*stepRecord]{fakeStep("a", 0, nil), fakeStep("b", 0, nil), fakeStep("c", 0, nil)},
+			wantRan: []string{"a", "b", "c"},
+		},
+		{
+			name:      "single requeue kept",
+			steps:     []step[*stepRecord]{fakeStep("a", 0, nil), fakeStep("b", 5*time.Second, nil), fakeStep("c", 0, nil)},
+			wantRan:   []string{"a", "b", "c"},
+			wantAfter: 5 * time.Second,
+		},
+		{
+			name:      "lowest non-zero wins, lower one last",
+			steps:     []step[*stepRecord]{fakeStep("a", time.Minute, nil), fakeStep("b", 0, nil), fakeStep("c", 2*time.Second, nil)},
+			wantRan:   []string{"a", "b", "c"},
+			wantAfter: 2 * time.Second,
+		},
+		{
+			name:      "lowest non-zero wins, lower one first",
+			steps:     []step[*stepRecord]{fakeStep("a", 2*time.Second, nil), fakeStep("b", time.Minute, nil), fakeStep("c", 0, nil)},
+			wantRan:   []string{"a", "b", "c"},
+			wantAfter: 2 * time.Second,
+		},
+		{
+			name:      "lowest non-zero wins, lower one in the middle",
+			steps:     []step[*stepRecord]{fakeStep("a", 30*time.Second, nil), fakeStep("b", time.Second, nil), fakeStep("c", time.Minute, nil)},
+			wantRan:   []string{"a", "b", "c"},
+			wantAfter: time.Second,
+		},
+		{
+			name:    "stops at the first error",
+			steps:   []step[*stepRecord]{fakeStep("a", 0, nil), fakeStep("b", 0, errBoom), fakeStep("c", 0, errLater), fakeStep("d", 0, nil)},
+			wantRan: []string{"a", "b"},
+			wantErr: errBoom,
+		},
+		{
+			name:    "error in the first step runs nothing else",
+			steps:   []step[*stepRecord]{fakeStep("a", time.Second, errBoom), fakeStep("b", 0, nil)},
+			wantRan: []string{"a"},
+			wantErr: errBoom,
+		},
+		{
+			name:    "error in the last step",
+			steps:   []step[*stepRecord]{fakeStep("a", time.Second, nil), fakeStep("b", 0, errBoom)},
+			wantRan: []string{"a", "b"},
+			wantErr: errBoom,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &stepRecord{}
+			res, err := runSteps(context.Background(), rec, tt.steps...)
+			if !slices.Equal(rec.ran, tt.wantRan) {
+				t.Errorf("steps ran %v, want %v", rec.ran, tt.wantRan)
+			}
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Errorf("err = %v, want %v", err, tt.wantErr)
+				}
+				// The result is ignored by controller-runtime when err != nil; not asserted.
+				return
+			}
+			if err != nil {
+				t.Fatalf("err = %v, want nil", err)
+			}
+			if want := (ctrl.Result{RequeueAfter: tt.wantAfter}); res != want {
+				t.Errorf("result = %+v, want %+v", res, want)
+			}
+		})
+	}
+}
+
+func TestRunStepsLowestRequeue(t *testing.T) {
+	r := func(d time.Duration) ctrl.Result { return ctrl.Result{RequeueAfter: d} }
+	tests := []struct {
+		a, b, want ctrl.Result
+	}{
+		{r(0), r(0), r(0)},
+		{r(0), r(time.Second), r(time.Second)},
+		{r(time.Second), r(0), r(time.Second)},
+		{r(time.Second), r(time.Minute), r(time.Second)},
+		{r(time.Minute), r(time.Second), r(time.Second)},
+		{r(time.Second), r(time.Second), r(time.Second)},
+	}
+	for _, tt := range tests {
+		if got := lowestRequeue(tt.a, tt.b); got != tt.want {
+			t.Errorf("lowestRequeue(%v, %v) = %v, want %v", tt.a.RequeueAfter, tt.b.RequeueAfter, got.RequeueAfter, tt.want.RequeueAfter)
+		}
+	}
+}

@@ -1,0 +1,75 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/paygate/paygate/internal/testenv"
+)
+
+// The suite runs the real manager against a real etcd and kube-apiserver.
+var (
+	env *testenv.Env
+	k8s client.Client // uncached: reads what the API server stores
+	ctx = context.Background()
+)
+
+func TestControllers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the envtest suite needs etcd and kube-apiserver; skipped in -short mode")
+	}
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(60 * time.Second)
+	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
+	RunSpecs(t, "Controllers (envtest)")
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	var err error
+	env, err = testenv.Start()
+	Expect(err).NotTo(HaveOccurred(), "starting the control plane (make controlplane builds it)")
+	k8s = env.Client
+	_, err = env.StartManager()
+	Expect(err).NotTo(HaveOccurred())
+})
+
+var _ = AfterSuite(func() {
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
+
+// newNamespace creates a namespace for one test and deletes it afterwards. envtest has no
+// garbage collector and no namespace controller: objects in it are deleted explicitly.
+func newNamespace() string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "paygate-test-"}}
+	Expect(k8s.Create(ctx, ns)).To(Succeed())
+	DeferCleanup(func() {
+		Expect(client.IgnoreNotFound(k8s.Delete(ctx, ns))).To(Succeed())
+	})
+	return ns.Name
+}
+
+// uniqueName gives cluster-scoped objects of different tests different names.
+func uniqueName(prefix string) string {
+	return fmt.Sprintf("%s-%06d", prefix, rand.IntN(1_000_000))
+}
+
+// deleteAfter deletes a cluster-scoped object at the end of the test.
+func deleteAfter(obj client.Object) {
+	DeferCleanup(func() {
+		Expect(client.IgnoreNotFound(k8s.Delete(ctx, obj))).To(Succeed())
+	})
+}

@@ -1,0 +1,114 @@
+package controllers_test
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+)
+
+// The API server itself rejects configuration that cannot work: the CRD schema and its CEL rules.
+var _ = Describe("Configuration the API server rejects", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	expectRejected := func(obj client.Object, message string) {
+		err := k8s.Create(ctx, obj)
+		if err == nil {
+			deleteAfter(obj)
+		}
+		Expect(err).To(HaveOccurred(), "expected the API server to reject it")
+		Expect(err.Error()).To(ContainSubstring(message))
+	}
+
+	DescribeTable("merchants",
+		func(mod func(*paygatev1.Merchant), message string) {
+			expectRejected(newMerchant(ns, "bad-shop", mod), message)
+		},
+		Entry("a lowercase currency", func(m *paygatev1.Merchant) { m.Spec.Currencies = []paygatev1.CurrencyCode{"tzs"} }, `Unsupported value: "tzs"`),
+		Entry("an unknown currency", func(m *paygatev1.Merchant) { m.Spec.Currencies = []paygatev1.CurrencyCode{"XYZ"} }, `Unsupported value: "XYZ"`),
+		Entry("no currency", func(m *paygatev1.Merchant) { m.Spec.Currencies = nil; m.Spec.Wallets = nil }, "spec.currencies"),
+		Entry("a currency listed twice", func(m *paygatev1.Merchant) { m.Spec.Currencies = []paygatev1.CurrencyCode{"TZS", "TZS"} }, "Duplicate value"),
+		Entry("a wallet in a currency the merchant does not support", func(m *paygatev1.Merchant) {
+			m.Spec.Wallets = append(m.Spec.Wallets, paygatev1.Wallet{Currency: "KES"})
+		}, "every wallet must be in one of the merchant's currencies"),
+		Entry("two wallets in one currency", func(m *paygatev1.Merchant) {
+			m.Spec.Wallets = append(m.Spec.Wallets, paygatev1.Wallet{Currency: "TZS"})
+		}, "Duplicate value"),
+		Entry("a non-HTTPS production webhook URL", func(m *paygatev1.Merchant) {
+			m.Spec.WebhookURLs.Production = "http://duka.example/hook"
+		}, "webhookURLs.production must be an https:// URL"),
+		Entry("a sandbox webhook that is not a URL", func(m *paygatev1.Merchant) {
+			m.Spec.WebhookURLs.Sandbox = "ftp://duka.example/hook"
+		}, "webhookURLs.sandbox must be an http:// or https:// URL"),
+		Entry("a malformed settlement number", func(m *paygatev1.Merchant) { m.Spec.SettlementNumber = "0712 345 678" }, "spec.settlementNumber"),
+		Entry("an unknown business status", func(m *paygatev1.Merchant) { m.Spec.BusinessStatus = "active" }, `Unsupported value: "active"`),
+		Entry("an unknown KYB status", func(m *paygatev1.Merchant) { m.Spec.KYBStatus = "done" }, `Unsupported value: "done"`),
+		Entry("a malformed allowed domain", func(m *paygatev1.Merchant) {
+			m.Spec.AllowedRedirectDomains = []paygatev1.DomainName{"https://duka.example"}
+		}, "spec.allowedRedirectDomains"),
+		Entry("a zero rate limit", func(m *paygatev1.Merchant) { m.Spec.RateLimit = &paygatev1.RateLimit{RequestsPerMinute: 0} }, "spec.rateLimit.requestsPerMinute"),
+		Entry("a name longer than 40 characters", func(m *paygatev1.Merchant) {
+			m.Name = "a-business-name-that-is-far-too-long-for-secrets"
+		}, "a Merchant's name is at most 40 characters"),
+		Entry("an empty display name", func(m *paygatev1.Merchant) { m.Spec.DisplayName = "" }, "spec.displayName"),
+	)
+
+	DescribeTable("gateways",
+		func(mod func(*paygatev1.Gateway), message string) {
+			expectRejected(newGateway("TZS", mod), message)
+		},
+		Entry("a lowercase currency", func(g *paygatev1.Gateway) { g.Spec.Currency = "tzs" }, `Unsupported value: "tzs"`),
+		Entry("a negative fixed fee", func(g *paygatev1.Gateway) { g.Spec.Fees.Fixed = "-1" }, "spec.fees.fixed"),
+		Entry("a negative percent", func(g *paygatev1.Gateway) { g.Spec.Fees.Percent = "-2.5" }, "spec.fees.percent"),
+		Entry("a percent above 100", func(g *paygatev1.Gateway) { g.Spec.Fees.Percent = "150" }, "fees.percent must be at most 100"),
+		Entry("a float amount in exponent form", func(g *paygatev1.Gateway) { g.Spec.MinAmount = ptr.To(paygatev1.Decimal("1e3")) }, "spec.minAmount"),
+		Entry("minimum above maximum", func(g *paygatev1.Gateway) {
+			g.Spec.MinAmount, g.Spec.MaxAmount = ptr.To(paygatev1.Decimal("5000")), ptr.To(paygatev1.Decimal("1000.50"))
+		}, "minAmount must not be above maxAmount"),
+		Entry("an unknown type", func(g *paygatev1.Gateway) { g.Spec.Type = "semi" }, `Unsupported value: "semi"`),
+		Entry("an unknown provider", func(g *paygatev1.Gateway) { g.Spec.Provider = "paypal" }, `Unsupported value: "paypal"`),
+		Entry("a code with an underscore", func(g *paygatev1.Gateway) { g.Name = "mpesa_tz" }, "metadata.name"),
+	)
+
+	It("accepts equal minimum and maximum and fractional fees", func() {
+		g := newGateway("TZS", func(g *paygatev1.Gateway) {
+			g.Spec.MinAmount, g.Spec.MaxAmount = ptr.To(paygatev1.Decimal("1000")), ptr.To(paygatev1.Decimal("1000.00"))
+			g.Spec.Fees = paygatev1.GatewayFees{Percent: "1.2345", Fixed: "0.50"}
+		})
+		Expect(k8s.Create(ctx, g)).To(Succeed())
+		deleteAfter(g)
+	})
+
+	It("keeps a gateway's currency immutable", func() {
+		g := createGateway("TZS")
+		g.Spec.Currency = "KES"
+		err := k8s.Update(ctx, g)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("currency is immutable"))
+	})
+
+	It("rejects a gateway code listed twice in a selection and a changed merchantRef", func() {
+		sel := &paygatev1.GatewaySelection{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dup"},
+			Spec: paygatev1.GatewaySelectionSpec{
+				MerchantRef: paygatev1.MerchantReference{Name: "shop"},
+				Gateways:    []paygatev1.GatewayCode{"mpesa-tz", "mpesa-tz"},
+			},
+		}
+		expectRejected(sel, "Duplicate value")
+
+		sel.Spec.Gateways = []paygatev1.GatewayCode{"mpesa-tz", "Tigo Pesa"}
+		expectRejected(sel, "spec.gateways")
+
+		sel.Spec.Gateways = []paygatev1.GatewayCode{"mpesa-tz"}
+		Expect(k8s.Create(ctx, sel)).To(Succeed())
+		sel.Spec.MerchantRef.Name = "other-shop"
+		err := k8s.Update(ctx, sel)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("merchantRef is immutable"))
+	})
+})
