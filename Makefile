@@ -8,6 +8,8 @@ GOFLAGS_TEST ?= -count=1
 LOCALBIN ?= $(shell pwd)/bin
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
+HELM ?= $(LOCALBIN)/helm
+HELM_VERSION ?= v3.22.0
 ETCD_VERSION ?= v3.6.16
 KUBE_VERSION ?= v1.37.0
 
@@ -31,6 +33,8 @@ help: ## Display this help.
 .PHONY: manifests
 manifests: controller-gen ## Generate CRDs and RBAC from the Go markers.
 	$(CONTROLLER_GEN) rbac:roleName=paygate-manager crd paths="./api/..." paths="./controllers/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	rm -f charts/paygate/crds/*.yaml
+	cp config/crd/bases/*.yaml charts/paygate/crds/
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods.
@@ -47,8 +51,10 @@ vet: ## Run go vet.
 .PHONY: verify
 verify: manifests generate ## Fail when generated files or formatting drift from what is committed.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
-	@git diff --exit-code -- api config || { echo "Generated files drifted: run 'make manifests generate' and commit."; exit 1; }
-	@test -z "$$(git status --porcelain -- api config)" || { echo "Untracked generated files:"; git status --porcelain -- api config; exit 1; }
+	@git diff --exit-code -- api config charts/paygate/crds || { echo "Generated files drifted: run 'make manifests generate' and commit."; exit 1; }
+	@test -z "$$(git status --porcelain -- api config charts/paygate/crds)" || { echo "Untracked generated files:"; git status --porcelain -- api config charts/paygate/crds; exit 1; }
+	@diff <(sed -n '/^rules:/,$$p' config/rbac/role.yaml) <(sed -n '/^rules:/,$$p' charts/paygate/templates/clusterrole.yaml) >/dev/null \
+		|| { echo "charts/paygate/templates/clusterrole.yaml: rules differ from config/rbac/role.yaml"; exit 1; }
 
 .PHONY: test
 test: verify vet controlplane ## Run every test: unit, envtest integration, fuzz seed corpora.
@@ -57,6 +63,15 @@ test: verify vet controlplane ## Run every test: unit, envtest integration, fuzz
 .PHONY: test-short
 test-short: ## Unit tests only (no control plane).
 	go test $(GOFLAGS_TEST) -short ./...
+
+.PHONY: helm-lint
+helm-lint: $(HELM) ## Lint and render the Helm chart.
+	$(HELM) lint --strict charts/paygate
+	$(HELM) template paygate charts/paygate --namespace paygate-system > /dev/null
+
+.PHONY: kustomize-lint
+kustomize-lint: ## Render every kustomization (kubectl kustomize).
+	@for d in config/default config/samples; do kubectl kustomize $$d > /dev/null && echo "$$d renders"; done
 
 ##@ Build
 
@@ -68,6 +83,10 @@ build: ## Build the paygate binary into bin/.
 run: build controlplane ## Start the local control plane, demo config, controllers (Ctrl-C stops all).
 	$(LOCALBIN)/paygate dev --assets $(LOCALBIN) --state-dir .paygate/dev
 
+.PHONY: deploy
+deploy: ## Install CRDs, RBAC and the manager into the current kubectl context.
+	kubectl apply --server-side -k config/default
+
 .PHONY: docker-build
 docker-build: ## Build the container image.
 	docker build -t $(IMG) .
@@ -77,6 +96,11 @@ docker-build: ## Build the container image.
 .PHONY: controlplane
 controlplane: ## Build etcd and kube-apiserver into bin/ (skipped when present).
 	ETCD_VERSION=$(ETCD_VERSION) KUBE_VERSION=$(KUBE_VERSION) LOCALBIN=$(LOCALBIN) hack/build-controlplane.sh
+
+.PHONY: helm
+helm: $(HELM) ## Install helm into bin/.
+$(HELM):
+	GOBIN=$(LOCALBIN) go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
 .PHONY: controller-gen
 controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -82,7 +83,7 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	base := merchant.DeepCopy()
 	defer func() {
 		if err := r.patchStatus(ctx, base, merchant, retErr); err != nil {
-			retErr = errorsJoin(retErr, err)
+			retErr = errors.Join(retErr, err)
 		}
 	}()
 
@@ -331,11 +332,3 @@ func merchantOfSelection(_ context.Context, o client.Object) []reconcile.Request
 	s := o.(*paygatev1.GatewaySelection)
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: s.Namespace, Name: s.Spec.MerchantRef.Name}}}
 }
-
-func errorsJoin(a, b error) error {
-	if a == nil {
-		return b
-	}
-	return fmt.Errorf("%w; %w", a, b)
-}
-
