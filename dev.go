@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,15 +17,17 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/apiserver"
 	"github.com/paygate/paygate/config"
 	"github.com/paygate/paygate/internal/controlplane"
 	"github.com/paygate/paygate/internal/credentials"
-	"github.com/paygate/paygate/internal/operator"
+	"github.com/paygate/paygate/internal/kube"
 )
 
 // devNamespace holds the demo merchants.
@@ -37,6 +41,8 @@ func runDev(args []string) int {
 	stateDir := fs.String("state-dir", ".paygate/dev", "Directory for the kubeconfig and the demo credentials file.")
 	var opts managerOptions
 	opts.bindFlags(fs, "0", "0")
+	var api apiserverOptions
+	api.bindFlags(fs, "127.0.0.1:8443")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -45,16 +51,16 @@ func runDev(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := dev(ctx, *assets, *stateDir, opts); err != nil {
+	if err := dev(ctx, *assets, *stateDir, opts, api); err != nil {
 		log.Error(err, "paygate dev failed")
 		return 1
 	}
 	return 0
 }
 
-func dev(ctx context.Context, assets, stateDir string, opts managerOptions) (retErr error) {
+func dev(ctx context.Context, assets, stateDir string, opts managerOptions, api apiserverOptions) (retErr error) {
 	fmt.Println("Starting etcd and kube-apiserver on loopback ...")
-	cp, err := controlplane.Start(controlplane.Options{AssetsDir: assets, Scheme: operator.Scheme()})
+	cp, err := controlplane.Start(controlplane.Options{AssetsDir: assets, Scheme: kube.Scheme()})
 	if err != nil {
 		return err
 	}
@@ -80,7 +86,7 @@ func dev(ctx context.Context, assets, stateDir string, opts managerOptions) (ret
 		retErr = errors.Join(retErr, <-mgrDone)
 	}()
 
-	c, err := client.New(cp.Config, client.Options{Scheme: operator.Scheme()})
+	c, err := client.New(cp.Config, client.Options{Scheme: kube.Scheme()})
 	if err != nil {
 		return fmt.Errorf("creating a client: %w", err)
 	}
@@ -95,11 +101,16 @@ func dev(ctx context.Context, assets, stateDir string, opts managerOptions) (ret
 	if err != nil {
 		return err
 	}
-	credsFile, _ := filepath.Abs(filepath.Join(stateDir, "credentials.env"))
-	if err := writeCredentials(ctx, c, merchants, credsFile); err != nil {
+	baseURL, apiDone, err := startDevAPIServer(ctx, cp.Config, api)
+	if err != nil {
 		return err
 	}
-	printWelcome(kubeconfig, credsFile, merchants)
+	credsFile, _ := filepath.Abs(filepath.Join(stateDir, "credentials.env"))
+	if err := writeCredentials(ctx, c, merchants, credsFile, baseURL); err != nil {
+		return err
+	}
+	printWelcome(kubeconfig, credsFile, baseURL, merchants)
+	defer func() { retErr = errors.Join(retErr, <-apiDone) }()
 
 	select {
 	case <-ctx.Done():
@@ -139,11 +150,12 @@ func waitForMerchantsReady(ctx context.Context, c client.Client, timeout time.Du
 
 // writeCredentials writes the demo merchants' credentials as a file a shell can source (mode
 // 0600). The first approved merchant's sandbox set is also exported as PAYGATE_*.
-func writeCredentials(ctx context.Context, c client.Client, merchants []paygatev1.Merchant, path string) error {
+func writeCredentials(ctx context.Context, c client.Client, merchants []paygatev1.Merchant, path, baseURL string) error {
 	sort.Slice(merchants, func(i, j int) bool { return merchants[i].Name < merchants[j].Name })
 	var b strings.Builder
 	b.WriteString("# Paygate demo credentials, written by `paygate dev`. Source it: . " + path + "\n")
 	b.WriteString("# These are local development secrets: never commit or share them.\n")
+	b.WriteString("export PAYGATE_BASE_URL=" + baseURL + "\n")
 	var defaults []string
 	for _, m := range merchants {
 		prefix := strings.ToUpper(strings.ReplaceAll(m.Name, "-", "_"))
@@ -193,10 +205,11 @@ func productionNote(m *paygatev1.Merchant) string {
 	return fmt.Sprintf("production needs an approved business (businessStatus is %s)", m.Spec.BusinessStatus)
 }
 
-func printWelcome(kubeconfig, credsFile string, merchants []paygatev1.Merchant) {
+func printWelcome(kubeconfig, credsFile, baseURL string, merchants []paygatev1.Merchant) {
 	fmt.Printf(`
 Paygate is running on a local control plane.
 
+  merchant API: %s/api/v1   (OpenAPI: %s/api/v1/openapi.json)
   kubeconfig:   %s
   credentials:  %s   (source it; mode 0600)
 
@@ -207,10 +220,38 @@ Try:
   kubectl get merchant -n demo duka-online -o yaml
   kubectl annotate merchant -n demo duka-online paygate.dev/rotate-sandbox-credentials="$(date +%%s)" --overwrite
 
+Call the API (hack/paygate-curl.sh signs requests with the sourced credentials):
+  . %s
+  hack/paygate-curl.sh POST /api/v1/payments '{"payment_amount":1500,"currency_code":"TZS","ref_trx":"order-1"}'
+  hack/paygate-curl.sh GET '/api/v1/payments?limit=5'
+
 Demo merchants:
-`, kubeconfig, credsFile, kubeconfig)
+`, baseURL, baseURL, kubeconfig, credsFile, kubeconfig, credsFile)
 	for _, m := range merchants {
 		fmt.Printf("  %-14s %-12s id %-3d sandbox key %s\n", m.Name, m.Spec.BusinessStatus, m.Status.ID, m.Status.Sandbox.BusinessID)
 	}
 	fmt.Println("\nPress Ctrl-C to stop everything.")
+}
+
+// startDevAPIServer serves the merchant API against the local control plane, with a checkout key
+// made for this run.
+func startDevAPIServer(ctx context.Context, cfg *rest.Config, api apiserverOptions) (string, <-chan error, error) {
+	if os.Getenv("PAYGATE_CHECKOUT_KEY") == "" && api.checkoutKeyFile == "" {
+		key := make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return "", nil, fmt.Errorf("making a checkout key: %w", err)
+		}
+		if err := os.Setenv("PAYGATE_CHECKOUT_KEY", hex.EncodeToString(key)); err != nil {
+			return "", nil, err
+		}
+	}
+	serverOpts, err := api.serverOptions()
+	if err != nil {
+		return "", nil, err
+	}
+	_, done, err := apiserver.Start(ctx, cfg, api.addr, serverOpts)
+	if err != nil {
+		return "", nil, err
+	}
+	return serverOpts.PublicURL, done, nil
 }

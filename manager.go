@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -12,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/paygate/paygate/internal/kube"
 	"github.com/paygate/paygate/internal/operator"
 )
 
@@ -63,13 +63,13 @@ func runManager(args []string) int {
 // newManager builds the controller manager: scheme, cache, indexes, reconcilers and checks.
 func newManager(cfg *rest.Config, opts managerOptions) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  operator.Scheme(),
+		Scheme:                  kube.Scheme(),
 		Metrics:                 metricsserver.Options{BindAddress: opts.metricsAddr},
 		HealthProbeBindAddress:  opts.probeAddr,
 		LeaderElection:          opts.leaderElect,
 		LeaderElectionID:        "paygate-manager.paygate.dev",
 		LeaderElectionNamespace: opts.leaderNS,
-		Cache:                   operator.CacheOptions(),
+		Cache:                   kube.CacheOptions(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
@@ -94,9 +94,4 @@ func setupChecks(mgr ctrl.Manager) error {
 		return fmt.Errorf("adding the ready check: %w", err)
 	}
 	return nil
-}
-
-func runAPIServer(args []string) int {
-	fmt.Fprintln(os.Stderr, "paygate apiserver: the merchant REST API is not part of this build yet (tracked as the REST apiserver issue)")
-	return 2
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -255,21 +254,12 @@ func (r *MerchantReconciler) resolveCheckoutGateways(ctx context.Context, s *mer
 	return ctrl.Result{}, nil
 }
 
-// effectiveSelection picks the merchant's selection. Should there be more than one, the oldest
-// (then the first by name) applies and the others are reported.
+// effectiveSelection picks the merchant's selection and lists what is wrong with it: selections
+// beyond the first, and selected gateways that cannot serve.
 func effectiveSelection(m *paygatev1.Merchant, selections []paygatev1.GatewaySelection, gateways []paygatev1.Gateway) (eligibility.Selection, []eligibility.SelectionProblem) {
-	if len(selections) == 0 {
-		return nil, nil
-	}
-	slices.SortFunc(selections, func(a, b paygatev1.GatewaySelection) int {
-		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	sel := eligibility.Selection(selections[0].Spec.Gateways)
+	sel, ignored := eligibility.EffectiveSelection(selections)
 	var problems []eligibility.SelectionProblem
-	for _, extra := range selections[1:] {
+	for _, extra := range ignored {
 		problems = append(problems, eligibility.SelectionProblem{Code: paygatev1.GatewayCode(extra.Name), Reason: ReasonMultipleSelections})
 	}
 	return sel, append(problems, eligibility.CheckSelection(m, sel, gateways)...)

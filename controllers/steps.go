@@ -19,7 +19,7 @@ func runSteps[S any](ctx context.Context, s S, steps ...step[S]) (ctrl.Result, e
 	for _, st := range steps {
 		r, err := st(ctx, s)
 		if err != nil {
-			return result, err
+			return ctrl.Result{}, err
 		}
 		result = lowestRequeue(result, r)
 	}

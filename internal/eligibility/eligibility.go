@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 )
 
@@ -167,4 +169,44 @@ func CheckSelection(m *paygatev1.Merchant, sel Selection, all []paygatev1.Gatewa
 		}
 	}
 	return problems
+}
+
+// EffectiveSelection picks a merchant's selection from its GatewaySelections: the oldest (then
+// the first by name) applies; the others are returned as ignored. A merchant has one selection.
+func EffectiveSelection(selections []paygatev1.GatewaySelection) (Selection, []paygatev1.GatewaySelection) {
+	if len(selections) == 0 {
+		return nil, nil
+	}
+	sorted := slices.Clone(selections)
+	slices.SortFunc(sorted, func(a, b paygatev1.GatewaySelection) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return Selection(sorted[0].Spec.Gateways), sorted[1:]
+}
+
+// WithinLimits keeps the gateways whose minimum and maximum amounts admit amount (a decimal
+// string). Limits that do not parse are treated as absent (the gateway controller reports them).
+func WithinLimits(gateways []paygatev1.Gateway, amount string) []paygatev1.Gateway {
+	a, err := resource.ParseQuantity(amount)
+	if err != nil {
+		return nil
+	}
+	var out []paygatev1.Gateway
+	for _, g := range gateways {
+		if g.Spec.MinAmount != nil {
+			if lo, err := resource.ParseQuantity(string(*g.Spec.MinAmount)); err == nil && a.Cmp(lo) < 0 {
+				continue
+			}
+		}
+		if g.Spec.MaxAmount != nil {
+			if hi, err := resource.ParseQuantity(string(*g.Spec.MaxAmount)); err == nil && a.Cmp(hi) > 0 {
+				continue
+			}
+		}
+		out = append(out, g)
+	}
+	return out
 }

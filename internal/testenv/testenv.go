@@ -18,6 +18,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/paygate/paygate/internal/controlplane"
+	"github.com/paygate/paygate/internal/kube"
 	"github.com/paygate/paygate/internal/operator"
 )
 
@@ -61,11 +62,11 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	cp, err := controlplane.Start(controlplane.Options{AssetsDir: assets, Scheme: operator.Scheme()})
+	cp, err := controlplane.Start(controlplane.Options{AssetsDir: assets, Scheme: kube.Scheme()})
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(cp.Config, client.Options{Scheme: operator.Scheme()})
+	c, err := client.New(cp.Config, client.Options{Scheme: kube.Scheme()})
 	if err != nil {
 		return nil, errors.Join(err, cp.Stop())
 	}
@@ -80,9 +81,9 @@ func (e *Env) StartManager() (ctrl.Manager, error) {
 		return nil, errors.New("a manager is already running")
 	}
 	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
-		Scheme:  operator.Scheme(),
+		Scheme:  kube.Scheme(),
 		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   operator.CacheOptions(),
+		Cache:   kube.CacheOptions(),
 		// Several managers run one after the other in one process (restart tests).
 		Controller: ctrlConfigSkipNameValidation(),
 	})

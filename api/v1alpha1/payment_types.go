@@ -1,0 +1,234 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PaymentMode is how the customer pays.
+// +kubebuilder:validation:Enum=hosted;push
+type PaymentMode string
+
+const (
+	// PaymentModeHosted sends the customer to the hosted checkout page.
+	PaymentModeHosted PaymentMode = "hosted"
+	// PaymentModePush sends a mobile-money USSD prompt to the customer's phone.
+	PaymentModePush PaymentMode = "push"
+)
+
+// PaymentPhase is the payment state of the spec's section 3.
+// +kubebuilder:validation:Enum=pending;success;failed
+type PaymentPhase string
+
+const (
+	// PaymentPending: created, not settled.
+	PaymentPending PaymentPhase = "pending"
+	// PaymentSuccess: settled. Terminal.
+	PaymentSuccess PaymentPhase = "success"
+	// PaymentFailed: failed, cancelled or expired. Terminal.
+	PaymentFailed PaymentPhase = "failed"
+)
+
+// Customer is who pays.
+type Customer struct {
+	// name of the customer.
+	// +kubebuilder:validation:MaxLength=100
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// email of the customer.
+	// +kubebuilder:validation:MaxLength=100
+	// +optional
+	Email string `json:"email,omitempty"`
+
+	// phone is the mobile number the USSD push goes to, in E.164 form.
+	// +optional
+	Phone MobileNumber `json:"phone,omitempty"`
+}
+
+// PushRequest asks the controller to send the customer a USSD prompt. The apiserver (push
+// endpoint, hosted checkout) records one by raising sequence; the controller answers each
+// sequence once.
+type PushRequest struct {
+	// sequence counts push requests; the controller pushes once per value.
+	// +kubebuilder:validation:Minimum=1
+	// +required
+	Sequence int32 `json:"sequence"`
+
+	// phone to push to, in E.164 form.
+	// +required
+	Phone MobileNumber `json:"phone"`
+
+	// gateway the customer chose (a code); empty lets the controller pick the first eligible.
+	// +optional
+	Gateway GatewayCode `json:"gateway,omitempty"`
+
+	// requestedAt is when the push was asked for.
+	// +required
+	RequestedAt metav1.Time `json:"requestedAt"`
+}
+
+// PaymentSpec is a merchant's request for money, as the apiserver accepted it. It is written once
+// by the apiserver; only pushRequest changes afterwards.
+// +kubebuilder:validation:XValidation:rule="self.merchantRef == oldSelf.merchantRef && self.environment == oldSelf.environment && self.merchantReference == oldSelf.merchantReference && self.amount == oldSelf.amount && self.currency == oldSelf.currency",message="a payment's merchant, environment, reference, amount and currency are immutable"
+type PaymentSpec struct {
+	// merchantRef is the Merchant (same namespace) the payment is for.
+	// +required
+	MerchantRef MerchantReference `json:"merchantRef"`
+
+	// environment the payment was created in.
+	// +required
+	Environment Environment `json:"environment"`
+
+	// merchantReference is the merchant's order reference (ref_trx), unique per merchant and
+	// environment.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=60
+	// +required
+	MerchantReference string `json:"merchantReference"`
+
+	// amount in currency units, exact.
+	// +required
+	Amount Decimal `json:"amount"`
+
+	// currency of the amount.
+	// +required
+	Currency CurrencyCode `json:"currency"`
+
+	// mode is hosted (checkout page) or push (USSD prompt to customer.phone).
+	// +kubebuilder:default=hosted
+	// +optional
+	Mode PaymentMode `json:"mode,omitempty"`
+
+	// customer who pays.
+	// +optional
+	Customer Customer `json:"customer,omitempty"`
+
+	// description shown in the merchant's transaction context.
+	// +kubebuilder:validation:MaxLength=500
+	// +optional
+	Description string `json:"description,omitempty"`
+
+	// webhookURL receives this payment's events; empty means the merchant's default.
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	WebhookURL string `json:"webhookURL,omitempty"`
+
+	// successRedirect is where hosted checkout sends the customer after success.
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	SuccessRedirect string `json:"successRedirect,omitempty"`
+
+	// cancelRedirect is where hosted checkout sends the customer after failure or cancel.
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	CancelRedirect string `json:"cancelRedirect,omitempty"`
+
+	// allowPaymentMethods are keywords that narrow the gateways (allow_payment_methods).
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=64
+	// +optional
+	AllowPaymentMethods []string `json:"allowPaymentMethods,omitempty"`
+
+	// gateways eligible when the payment was accepted, in order; the controller pushes through
+	// one of them.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Gateways []GatewayCode `json:"gateways,omitempty"`
+
+	// expiresAt ends the checkout session; a payment still pending then fails with
+	// EXPIRED_SESSION.
+	// +required
+	ExpiresAt metav1.Time `json:"expiresAt"`
+
+	// pushRequest is the latest request for a USSD push.
+	// +optional
+	PushRequest *PushRequest `json:"pushRequest,omitempty"`
+}
+
+// PaymentStatus is what the payment controller did.
+type PaymentStatus struct {
+	// observedGeneration is the generation the status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// phase is pending, success or failed.
+	// +optional
+	Phase PaymentPhase `json:"phase,omitempty"`
+
+	// reason is the spec's code for a failure (INSUFFICIENT_FUNDS, PAYMENT_DECLINED,
+	// EXPIRED_SESSION, ...).
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// gateway that carried the payment.
+	// +optional
+	Gateway GatewayCode `json:"gateway,omitempty"`
+
+	// fee charged to the merchant, in currency units.
+	// +optional
+	Fee Decimal `json:"fee,omitempty"`
+
+	// netAmount is amount minus fee, credited to the merchant's wallet.
+	// +optional
+	NetAmount Decimal `json:"netAmount,omitempty"`
+
+	// settledAt is when the payment reached a terminal phase.
+	// +optional
+	SettledAt *metav1.Time `json:"settledAt,omitempty"`
+
+	// conditions: Ready summarises the payment.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Payment is one payment session of a merchant. Its name is its trx_id.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=pay,categories=paygate
+// +kubebuilder:printcolumn:name="Merchant",type=string,JSONPath=`.spec.merchantRef.name`
+// +kubebuilder:printcolumn:name="Env",type=string,JSONPath=`.spec.environment`
+// +kubebuilder:printcolumn:name="Reference",type=string,JSONPath=`.spec.merchantReference`
+// +kubebuilder:printcolumn:name="Amount",type=string,JSONPath=`.spec.amount`
+// +kubebuilder:printcolumn:name="Currency",type=string,JSONPath=`.spec.currency`
+// +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.mode`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Payment struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the accepted payment request.
+	// +required
+	Spec PaymentSpec `json:"spec"`
+
+	// status is what the controller did.
+	// +optional
+	Status PaymentStatus `json:"status,omitempty"`
+}
+
+// PaymentList contains a list of Payment.
+// +kubebuilder:object:root=true
+type PaymentList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Payment `json:"items"`
+}
+
+// Phase returns the payment's phase; a payment no controller has touched yet is pending.
+func (p *Payment) Phase() PaymentPhase {
+	if p.Status.Phase == "" {
+		return PaymentPending
+	}
+	return p.Status.Phase
+}
+
+func init() {
+	SchemeBuilder.Register(&Payment{}, &PaymentList{})
+}

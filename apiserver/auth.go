@@ -1,0 +1,167 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/credentials"
+	"github.com/paygate/paygate/internal/index"
+	"github.com/paygate/paygate/internal/signature"
+)
+
+// caller is the authenticated merchant and environment of a request.
+type caller struct {
+	merchant *paygatev1.Merchant
+	env      paygatev1.Environment
+	body     []byte
+}
+
+type callerKey struct{}
+
+func callerFrom(ctx context.Context) *caller { return ctx.Value(callerKey{}).(*caller) }
+
+// authenticated runs the spec's section 5 checks, then the rate limit and the merchant's
+// availability (runtime decision steps 1 and 2), before h.
+func (s *Server) authenticated(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, apiErr := readBody(r)
+		if apiErr == nil {
+			var c *caller
+			c, apiErr = s.authenticate(r, body)
+			if apiErr == nil {
+				h(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
+				return
+			}
+		}
+		writeError(w, apiErr)
+	}
+}
+
+func (s *Server) authenticate(r *http.Request, body []byte) (*caller, *APIError) {
+	env := paygatev1.Environment(r.Header.Get("X-Environment"))
+	if env != paygatev1.EnvironmentSandbox && env != paygatev1.EnvironmentProduction {
+		return nil, errInvalidCredentials
+	}
+	businessID := r.Header.Get("X-Merchant-Key")
+	if businessID == "" {
+		businessID = r.Header.Get("X-Business-Key")
+	}
+	apiKey := r.Header.Get("X-API-Key")
+	if businessID == "" || apiKey == "" || len(businessID) > 64 || len(apiKey) > 128 {
+		return nil, errInvalidCredentials
+	}
+
+	// The rate limit counts every attempt, failed ones too, per claimed business and client IP.
+	merchant, err := s.merchantByBusinessID(r.Context(), env, businessID)
+	limit := s.opts.RateLimitPerMinute
+	if merchant != nil && merchant.Spec.RateLimit != nil {
+		limit = int(merchant.Spec.RateLimit.RequestsPerMinute)
+	}
+	if ok, retry := s.limiter.Allow(businessID+"|"+s.ips.ClientIP(r).String(), limit); !ok {
+		return nil, &APIError{Status: http.StatusTooManyRequests, Label: LabelRateLimited,
+			Message: "Rate limit exceeded: at most " + strconv.Itoa(limit) + " requests per minute.", RetryAfter: retry}
+	}
+	if err != nil {
+		s.opts.Log.Error(err, "Looking up a merchant by business ID")
+		return nil, &APIError{Status: http.StatusServiceUnavailable, Label: LabelServiceUnavailable, Message: "Try again shortly."}
+	}
+	if merchant == nil {
+		return nil, errInvalidCredentials
+	}
+	set, err := s.credentialSet(r.Context(), merchant, env)
+	if err != nil {
+		s.opts.Log.Error(err, "Reading merchant credentials", "merchant", client.ObjectKeyFromObject(merchant).String())
+		return nil, errInvalidCredentials
+	}
+	if set.BusinessID != businessID || subtle.ConstantTimeCompare([]byte(set.APIKey), []byte(apiKey)) != 1 {
+		return nil, errInvalidCredentials
+	}
+	if !s.opts.SignaturesDisabled {
+		if apiErr := s.verifySignature(r, body, []byte(set.APISecret)); apiErr != nil {
+			return nil, apiErr
+		}
+	}
+	switch merchant.Spec.BusinessStatus {
+	case paygatev1.BusinessRejected, paygatev1.BusinessDisabled:
+		return nil, errSuspended
+	case paygatev1.BusinessApproved:
+	default:
+		if env == paygatev1.EnvironmentProduction {
+			return nil, errPendingApproval
+		}
+	}
+	return &caller{merchant: merchant, env: env, body: body}, nil
+}
+
+func (s *Server) verifySignature(r *http.Request, body, secret []byte) *APIError {
+	ts, sig := r.Header.Get("X-Timestamp"), r.Header.Get("X-Signature")
+	if ts == "" || sig == "" {
+		return &APIError{Status: http.StatusUnauthorized, Label: LabelInvalidSignature,
+			Message: "X-Timestamp and X-Signature are required."}
+	}
+	err := signature.VerifyRequest(secret, sig, ts, r.Method, requestTarget(r), body, s.opts.Clock(), s.opts.SignatureTolerance)
+	if err == nil {
+		return nil
+	}
+	msg := "X-Signature does not match the request."
+	switch {
+	case errors.Is(err, signature.ErrTimestampMalformed):
+		msg = "X-Timestamp must be Unix time in seconds."
+	case errors.Is(err, signature.ErrTimestampOutsideTolerance):
+		msg = "X-Timestamp is outside the allowed window of " + strconv.Itoa(int(s.opts.SignatureTolerance.Seconds())) + " seconds."
+	case errors.Is(err, signature.ErrSignatureMalformed):
+		msg = "X-Signature must be sha256=<hex HMAC-SHA256>."
+	}
+	return &APIError{Status: http.StatusUnauthorized, Label: LabelInvalidSignature, Message: msg}
+}
+
+// requestTarget is the path and query exactly as the client sent them (still percent-encoded),
+// which is what clients sign.
+func requestTarget(r *http.Request) string {
+	t := r.RequestURI
+	if t == "" || t[0] == '/' {
+		return t
+	}
+	if u, err := url.Parse(t); err == nil { // absolute form: http://host/path?q
+		return u.RequestURI()
+	}
+	return t
+}
+
+// merchantByBusinessID finds the merchant of a business ID in env through the cache index. A
+// business ID that matches no merchant, or (never expected) more than one, is nil.
+func (s *Server) merchantByBusinessID(ctx context.Context, env paygatev1.Environment, businessID string) (*paygatev1.Merchant, error) {
+	var list paygatev1.MerchantList
+	if err := s.opts.Cache.List(ctx, &list, client.MatchingFields{index.MerchantBusinessID: index.BusinessIDIndexKey(env, businessID)}); err != nil {
+		return nil, err
+	}
+	if len(list.Items) != 1 {
+		return nil, nil
+	}
+	return &list.Items[0], nil
+}
+
+func (s *Server) credentialSet(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment) (credentials.Set, error) {
+	var secret corev1.Secret
+	key := client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name, env)}
+	if err := s.opts.Cache.Get(ctx, key, &secret); err != nil {
+		return credentials.Set{}, err
+	}
+	if !metav1.IsControlledBy(&secret, m) {
+		return credentials.Set{}, errors.New("credentials Secret is not controlled by the merchant")
+	}
+	set, ok := credentials.SetFromData(secret.Data)
+	if !ok {
+		return credentials.Set{}, errors.New("credentials Secret is incomplete")
+	}
+	return set, nil
+}

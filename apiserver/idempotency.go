@@ -1,0 +1,159 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+)
+
+// idempotencyRetention is how long an Idempotency-Key is kept (spec section 5).
+const idempotencyRetention = 24 * time.Hour
+
+// response is a computed HTTP response, kept whole so it can be stored and replayed.
+type response struct {
+	status int
+	body   []byte
+	err    *APIError
+}
+
+func jsonResponse(status int, v any) response {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return response{status: http.StatusInternalServerError, body: []byte(`{"error":"SERVER_ERROR","message":"The response could not be encoded."}`)}
+	}
+	return response{status: status, body: body}
+}
+
+func errorResponse(e *APIError) response {
+	r := jsonResponse(e.Status, e)
+	r.err = e
+	return r
+}
+
+func (s *Server) serverError(what string, err error) response {
+	s.opts.Log.Error(err, what)
+	return errorResponse(&APIError{Status: http.StatusInternalServerError, Label: LabelServerError, Message: "An internal error occurred; retry the request."})
+}
+
+func (r response) write(w http.ResponseWriter) {
+	if r.err != nil && r.err.RetryAfter > 0 {
+		writeError(w, r.err)
+		return
+	}
+	writeBody(w, r.status, r.body)
+}
+
+// idempotent runs do once per Idempotency-Key (spec section 5, architecture rule 2). The key is
+// claimed by creating an IdempotencyKey object whose name derives from the merchant, the
+// environment and the key; the API server lets one request create it. A retry with the same body
+// replays the stored response; with another body it is refused. A retry that arrives while the
+// first request is still running runs do as well: do is idempotent itself (the payment's name
+// derives from ref_trx, and the payment remembers the key), so both answer with one payment.
+func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, do func(ctx context.Context, idemKey string) response) {
+	ctx := r.Context()
+	c := callerFrom(ctx)
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" {
+		do(ctx, "").write(w)
+		return
+	}
+	if len(key) > 64 || hasControlChars(key) {
+		writeError(w, validationError(map[string][]string{"Idempotency-Key": {"The Idempotency-Key header must be at most 64 printable characters."}}))
+		return
+	}
+	sum := sha256.Sum256([]byte(r.Method + " " + r.URL.Path + "\n" + string(c.body)))
+	hash := hex.EncodeToString(sum[:])
+	rec, replay, apiErr := s.claimIdempotencyKey(ctx, c, key, hash)
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
+	if replay != nil {
+		w.Header().Set("Idempotent-Replayed", "true")
+		writeBody(w, int(replay.StatusCode), []byte(replay.Body))
+		return
+	}
+	resp := do(ctx, rec.Name)
+	if resp.status < 500 && resp.status != http.StatusTooManyRequests {
+		s.storeIdempotentResponse(ctx, rec, resp)
+	}
+	resp.write(w)
+}
+
+func idempotencyName(c *caller, key string) string {
+	sum := sha256.Sum256([]byte("paygate.dev/idempotency\x00" + string(c.merchant.UID) + "\x00" + string(c.env) + "\x00" + key))
+	return "idem-" + hex.EncodeToString(sum[:20])
+}
+
+// claimIdempotencyKey creates the key's record, or finds the existing one: it returns the stored
+// response to replay, or an error when the key was used for another request.
+func (s *Server) claimIdempotencyKey(ctx context.Context, c *caller, key, hash string) (*paygatev1.IdempotencyKey, *paygatev1.StoredResponse, *APIError) {
+	now := s.opts.Clock()
+	for attempt := 0; attempt < 3; attempt++ {
+		rec := &paygatev1.IdempotencyKey{
+			ObjectMeta: metav1.ObjectMeta{Name: idempotencyName(c, key), Namespace: c.merchant.Namespace,
+				Labels: map[string]string{paygatev1.LabelMerchant: c.merchant.Name, paygatev1.LabelEnvironment: string(c.env)}},
+			Spec: paygatev1.IdempotencyKeySpec{
+				MerchantRef: paygatev1.MerchantReference{Name: c.merchant.Name}, Environment: c.env,
+				RequestHash: hash, ExpiresAt: metav1.NewTime(now.Add(idempotencyRetention)),
+			},
+		}
+		err := s.opts.Writer.Create(ctx, rec)
+		if err == nil {
+			return rec, nil, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, nil, s.serverError("Recording an idempotency key", err).err
+		}
+		existing := &paygatev1.IdempotencyKey{}
+		if err := s.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(rec), existing); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue // expired and deleted meanwhile
+			}
+			return nil, nil, s.serverError("Reading an idempotency key", err).err
+		}
+		if existing.Spec.ExpiresAt.Time.Before(now) {
+			uid := existing.UID
+			if err := s.opts.Writer.Delete(ctx, existing, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+				return nil, nil, s.serverError("Deleting an expired idempotency key", err).err
+			}
+			continue
+		}
+		if existing.Spec.RequestHash != hash {
+			return nil, nil, &APIError{Status: http.StatusConflict, Label: LabelIdempotencyKeyReused,
+				Message: "This Idempotency-Key was already used with a different request."}
+		}
+		return existing, existing.Spec.Response, nil
+	}
+	return nil, nil, &APIError{Status: http.StatusConflict, Label: LabelIdempotencyKeyReused, Message: "This Idempotency-Key is busy; retry the request."}
+}
+
+// storeIdempotentResponse keeps the first response for replay. A concurrent request that stored
+// first wins; both responses name the same payment.
+func (s *Server) storeIdempotentResponse(ctx context.Context, rec *paygatev1.IdempotencyKey, resp response) {
+	for attempt := 0; attempt < 3; attempt++ {
+		if rec.Spec.Response != nil {
+			return
+		}
+		rec.Spec.Response = &paygatev1.StoredResponse{StatusCode: int32(resp.status), Body: string(resp.body)}
+		err := s.opts.Writer.Update(ctx, rec)
+		if err == nil || !apierrors.IsConflict(err) {
+			if err != nil {
+				s.opts.Log.Error(err, "Storing an idempotent response", "idempotencyKey", rec.Name)
+			}
+			return
+		}
+		if err := s.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(rec), rec); err != nil {
+			return
+		}
+	}
+}

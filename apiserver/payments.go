@@ -1,0 +1,351 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base32"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/eligibility"
+	"github.com/paygate/paygate/internal/index"
+	"github.com/paygate/paygate/internal/phone"
+)
+
+// annotationIdempotencyKey on a Payment names the IdempotencyKey object of the request that
+// created it, so a concurrent retry with the same key recognises the payment as its own.
+const annotationIdempotencyKey = "paygate.dev/idempotency-key"
+
+var trxEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// TrxID derives a payment's trx_id (its object name) from the merchant, the environment and the
+// merchant's reference. Two requests with one ref_trx derive one name, and the API server lets
+// only one of them create it: DUPLICATE_REFERENCE holds across any number of apiserver replicas.
+func TrxID(merchantUID string, env paygatev1.Environment, refTrx string) string {
+	sum := sha256.Sum256([]byte("paygate.dev/trx\x00" + merchantUID + "\x00" + string(env) + "\x00" + refTrx))
+	return "trx-" + strings.ToLower(trxEncoding.EncodeToString(sum[:15]))
+}
+
+func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) {
+	s.idempotent(w, r, func(ctx context.Context, idemKey string) response { return s.doCreate(ctx, idemKey, false) })
+}
+
+func (s *Server) initiatePayment(w http.ResponseWriter, r *http.Request) {
+	s.idempotent(w, r, func(ctx context.Context, idemKey string) response { return s.doCreate(ctx, idemKey, true) })
+}
+
+// doCreate follows the spec's runtime decision order from step 3 (steps 1 and 2 ran in
+// authenticate): currency, wallet, gateways, allow_payment_methods; then writes the Payment.
+func (s *Server) doCreate(ctx context.Context, idemKey string, legacy bool) response {
+	c := callerFrom(ctx)
+	f, apiErr := decodeObject(c.body)
+	if apiErr != nil {
+		return errorResponse(apiErr)
+	}
+	req, v := s.parsePaymentRequest(f, c, legacy)
+	if len(v) > 0 {
+		return errorResponse(validationError(v))
+	}
+	if err := eligibility.CheckCurrency(c.merchant, paygatev1.CurrencyCode(req.Currency.Code)); err != nil {
+		label := LabelInvalidCurrency
+		if errors.Is(err, eligibility.ErrWalletUnavailable) {
+			label = LabelWalletUnavailable
+		}
+		return errorResponse(&APIError{Status: http.StatusUnprocessableEntity, Label: label, Message: err.Error()})
+	}
+	gateways, restricted, apiErr := s.resolveGateways(ctx, c, req)
+	if apiErr != nil {
+		return errorResponse(apiErr)
+	}
+
+	now := s.opts.Clock()
+	p := &paygatev1.Payment{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      TrxID(string(c.merchant.UID), c.env, req.RefTrx),
+			Namespace: c.merchant.Namespace,
+			Labels:    map[string]string{paygatev1.LabelMerchant: c.merchant.Name, paygatev1.LabelEnvironment: string(c.env)},
+		},
+		Spec: paygatev1.PaymentSpec{
+			MerchantRef:       paygatev1.MerchantReference{Name: c.merchant.Name},
+			Environment:       c.env,
+			MerchantReference: req.RefTrx,
+			Amount:            paygatev1.Decimal(req.Amount.StringFixed(req.Currency.Scale)),
+			Currency:          paygatev1.CurrencyCode(req.Currency.Code),
+			Mode:              req.Mode,
+			Customer: paygatev1.Customer{Name: req.CustomerName, Email: req.CustomerEmail,
+				Phone: paygatev1.MobileNumber(req.CustomerPhone)},
+			Description:         req.Description,
+			WebhookURL:          req.WebhookURL,
+			SuccessRedirect:     req.SuccessRedirect,
+			CancelRedirect:      req.CancelRedirect,
+			AllowPaymentMethods: req.AllowPaymentMethods,
+			ExpiresAt:           metav1.NewTime(now.Add(s.opts.CheckoutLifetime).Truncate(1e9)),
+		},
+	}
+	for _, g := range gateways {
+		p.Spec.Gateways = append(p.Spec.Gateways, g.Code())
+	}
+	if req.Mode == paygatev1.PaymentModePush {
+		p.Spec.PushRequest = &paygatev1.PushRequest{Sequence: 1, Phone: paygatev1.MobileNumber(req.CustomerPhone), RequestedAt: metav1.NewTime(now)}
+	}
+	if idemKey != "" {
+		p.Annotations = map[string]string{annotationIdempotencyKey: idemKey}
+	}
+	if err := s.opts.Writer.Create(ctx, p); err != nil {
+		if !apierrors.IsAlreadyExists(err) {
+			return s.serverError("Creating a payment", err)
+		}
+		existing, err := s.payment(ctx, c, p.Name)
+		if err != nil || existing == nil || idemKey == "" || existing.Annotations[annotationIdempotencyKey] != idemKey {
+			return errorResponse(&APIError{Status: http.StatusConflict, Label: LabelDuplicateReference,
+				Message: "Transaction reference already exists.", Errors: map[string][]string{"ref_trx": {"The ref_trx has already been used."}}})
+		}
+		p = existing // a concurrent request with the same Idempotency-Key created it
+	}
+	s.opts.Log.Info("Payment created", "merchant", c.merchant.Name, "environment", c.env, "trxID", p.Name,
+		"mode", p.Spec.Mode, "customerPhone", phone.Mask(string(p.Spec.Customer.Phone)))
+	if legacy {
+		return jsonResponse(http.StatusOK, s.legacyCreateResponse(c, p, gateways, restricted))
+	}
+	return jsonResponse(http.StatusOK, s.createResponse(p))
+}
+
+// resolveGateways applies steps 5 and 6: the merchant's selection (or every active automatic
+// gateway of the currency), narrowed by allow_payment_methods and the gateways' amount limits.
+func (s *Server) resolveGateways(ctx context.Context, c *caller, req *paymentRequest) ([]paygatev1.Gateway, bool, *APIError) {
+	var gateways paygatev1.GatewayList
+	if err := s.opts.Cache.List(ctx, &gateways); err != nil {
+		return nil, false, s.serverError("Listing gateways", err).err
+	}
+	var selections paygatev1.GatewaySelectionList
+	if err := s.opts.Cache.List(ctx, &selections, client.InNamespace(c.merchant.Namespace),
+		client.MatchingFields{index.SelectionMerchant: c.merchant.Name}); err != nil {
+		return nil, false, s.serverError("Listing gateway selections", err).err
+	}
+	sel, _ := eligibility.EffectiveSelection(selections.Items)
+	res := eligibility.ResolveGateways(c.merchant, sel, gateways.Items, paygatev1.CurrencyCode(req.Currency.Code))
+	if len(res.Gateways) == 0 {
+		return nil, false, &APIError{Status: http.StatusUnprocessableEntity, Label: LabelNoPaymentMethod,
+			Message: "No payment method is available for this currency."}
+	}
+	filtered := eligibility.FilterAllowedMethods(res.Gateways, req.AllowPaymentMethods)
+	if len(filtered) == 0 {
+		return nil, false, &APIError{Status: http.StatusUnprocessableEntity, Label: LabelNoPaymentMethod,
+			Message: "No available payment method matches allow_payment_methods.",
+			Errors:  map[string][]string{"allow_payment_methods": {"No available payment method matches these keywords."}}}
+	}
+	fit := eligibility.WithinLimits(filtered, req.Amount.String())
+	if len(fit) == 0 {
+		return nil, false, &APIError{Status: http.StatusUnprocessableEntity, Label: LabelInvalidAmount,
+			Message: "The amount is outside the limits of every available payment method.",
+			Errors:  map[string][]string{"payment_amount": {"The payment_amount is outside the minimum and maximum of the available payment methods."}}}
+	}
+	return fit, sel.Restricted(), nil
+}
+
+// payment reads one of the caller's payments: cache first, then live (read-your-writes). A
+// payment of another merchant or environment is not found.
+func (s *Server) payment(ctx context.Context, c *caller, trxID string) (*paygatev1.Payment, error) {
+	if len(trxID) > 63 {
+		return nil, nil
+	}
+	key := client.ObjectKey{Namespace: c.merchant.Namespace, Name: trxID}
+	p := &paygatev1.Payment{}
+	err := s.opts.Cache.Get(ctx, key, p)
+	if apierrors.IsNotFound(err) {
+		err = s.opts.APIReader.Get(ctx, key, p)
+	}
+	if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.Spec.MerchantRef.Name != c.merchant.Name || p.Spec.Environment != c.env {
+		return nil, nil
+	}
+	return p, nil
+}
+
+func (s *Server) getPayment(w http.ResponseWriter, r *http.Request) {
+	c := callerFrom(r.Context())
+	p, err := s.payment(r.Context(), c, r.PathValue("trx_id"))
+	if err != nil {
+		s.serverError("Reading a payment", err).write(w)
+		return
+	}
+	if p == nil {
+		writeError(w, errNotFound)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "success", "data": s.paymentRecord(p)})
+}
+
+func (s *Server) verifyPayment(w http.ResponseWriter, r *http.Request) {
+	c := callerFrom(r.Context())
+	p, err := s.payment(r.Context(), c, r.PathValue("trx_id"))
+	if err != nil {
+		s.serverError("Reading a payment", err).write(w)
+		return
+	}
+	if p == nil {
+		writeError(w, errNotFound)
+		return
+	}
+	writeJSON(w, http.StatusOK, verificationRecord(p))
+}
+
+// List pagination: documented in docs/api.md.
+const (
+	defaultListLimit = 20
+	maxListLimit     = 100
+)
+
+func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
+	c := callerFrom(r.Context())
+	q := r.URL.Query()
+	v := validation{}
+	limit := queryInt(v, q.Get("limit"), "limit", defaultListLimit, 1, maxListLimit)
+	offset := queryInt(v, q.Get("offset"), "offset", 0, 0, 1_000_000)
+	status := q.Get("status")
+	if status != "" && !slices.Contains([]string{"pending", "success", "failed"}, status) {
+		v.add("status", "The status must be pending, success or failed.")
+	}
+	ref := q.Get("merchant_ref")
+	if len(v) > 0 {
+		writeError(w, validationError(v))
+		return
+	}
+	var list paygatev1.PaymentList
+	if err := s.opts.Cache.List(r.Context(), &list, client.InNamespace(c.merchant.Namespace),
+		client.MatchingLabels{paygatev1.LabelMerchant: c.merchant.Name, paygatev1.LabelEnvironment: string(c.env)}); err != nil {
+		s.serverError("Listing payments", err).write(w)
+		return
+	}
+	items := list.Items[:0]
+	for _, p := range list.Items {
+		if p.Spec.MerchantRef.Name != c.merchant.Name || p.Spec.Environment != c.env ||
+			(status != "" && string(p.Phase()) != status) || (ref != "" && p.Spec.MerchantReference != ref) {
+			continue
+		}
+		items = append(items, p)
+	}
+	// Newest first; the name breaks ties so pages are stable.
+	slices.SortFunc(items, func(a, b paygatev1.Payment) int {
+		if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	total := len(items)
+	page := []paymentRecordJSON{}
+	for i := offset; i < total && i < offset+limit; i++ {
+		page = append(page, s.paymentRecord(&items[i]))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"status": "success",
+		"data":   page,
+		"pagination": map[string]int{
+			"limit": limit, "offset": offset, "total": total, "count": len(page),
+		},
+	})
+}
+
+func queryInt(v validation, raw, name string, def, lo, hi int) int {
+	if raw == "" {
+		return def
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < lo || n > hi {
+		v.add(name, "The %s must be an integer from %d to %d.", name, lo, hi)
+		return def
+	}
+	return n
+}
+
+// pushPayment records a push request on a pending payment; the payment controller sends the
+// USSD prompt (architecture rule 3).
+func (s *Server) pushPayment(w http.ResponseWriter, r *http.Request) {
+	c := callerFrom(r.Context())
+	f, apiErr := decodeObject(c.body)
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
+	v := validation{}
+	rawPhone, _ := f.str(v, "customer_phone")
+	if len(v) > 0 {
+		writeError(w, validationError(v))
+		return
+	}
+	var out *paygatev1.Payment
+	for attempt := 0; ; attempt++ {
+		p, err := s.payment(r.Context(), c, r.PathValue("trx_id"))
+		if err != nil {
+			s.serverError("Reading a payment", err).write(w)
+			return
+		}
+		if p == nil {
+			writeError(w, errNotFound)
+			return
+		}
+		if p.Phase() != paygatev1.PaymentPending {
+			writeError(w, &APIError{Status: http.StatusConflict, Label: LabelPaymentNotPending,
+				Message: "The payment is " + string(p.Phase()) + "; only a pending payment can be pushed."})
+			return
+		}
+		number := string(p.Spec.Customer.Phone)
+		if rawPhone != "" {
+			e164, err := phone.NormalizeMobile(rawPhone, phoneRegions[string(p.Spec.Currency)])
+			if err != nil {
+				writeError(w, validationError(map[string][]string{"customer_phone": {"The customer_phone must be a valid mobile number (MSISDN), for example +255712345678."}}))
+				return
+			}
+			number = e164
+		}
+		if number == "" {
+			writeError(w, validationError(map[string][]string{"customer_phone": {"The customer_phone field is required: the payment has no phone number."}}))
+			return
+		}
+		if p.Spec.ExpiresAt.Time.Before(s.opts.Clock()) {
+			writeError(w, &APIError{Status: http.StatusConflict, Label: "EXPIRED_SESSION", Message: "Payment session expired; create a new payment."})
+			return
+		}
+		seq := int32(1)
+		if p.Spec.PushRequest != nil {
+			seq = p.Spec.PushRequest.Sequence + 1
+		}
+		p.Spec.PushRequest = &paygatev1.PushRequest{Sequence: seq, Phone: paygatev1.MobileNumber(number), RequestedAt: metav1.NewTime(s.opts.Clock())}
+		err = s.opts.Writer.Update(r.Context(), p)
+		if err == nil {
+			out = p
+			break
+		}
+		if !apierrors.IsConflict(err) || attempt >= 3 {
+			s.serverError("Recording a push request", err).write(w)
+			return
+		}
+	}
+	s.opts.Log.Info("Push requested", "merchant", c.merchant.Name, "trxID", out.Name, "sequence", out.Spec.PushRequest.Sequence,
+		"customerPhone", phone.Mask(string(out.Spec.PushRequest.Phone)))
+	writeJSON(w, http.StatusOK, map[string]any{
+		"status":  "success",
+		"message": "A payment prompt will be sent to the customer's phone.",
+		"data": map[string]any{
+			"trx_id":         out.Name,
+			"status":         string(out.Phase()),
+			"push_sequence":  out.Spec.PushRequest.Sequence,
+			"customer_phone": phone.Mask(string(out.Spec.PushRequest.Phone)),
+			"requested_at":   formatTime(out.Spec.PushRequest.RequestedAt.Time),
+			"expires_at":     formatTime(out.Spec.ExpiresAt.Time),
+		},
+	})
+}

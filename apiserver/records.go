@@ -1,0 +1,181 @@
+package apiserver
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"strconv"
+	"time"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/phone"
+)
+
+// formatTime is the spec's timestamp form: ISO 8601 UTC with microseconds and Z.
+func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
+
+// amountJSON renders a decimal string as a JSON number with the currency's scale.
+func amountJSON(d paygatev1.Decimal, currency paygatev1.CurrencyCode) json.Number {
+	cur, ok := money.LookupCurrency(string(currency))
+	a, err := money.ParseAmount(string(d))
+	if !ok || err != nil {
+		return json.Number("0")
+	}
+	return a.JSONNumber(cur.Scale)
+}
+
+// CheckoutURL is the signed, time-limited hosted checkout link of a payment. The signature is
+// HMAC-SHA256 over "<trx_id>.<expires unix>" with the checkout key, so it is deterministic: a
+// replayed response carries the same link.
+func (s *Server) CheckoutURL(p *paygatev1.Payment) string {
+	exp := strconv.FormatInt(p.Spec.ExpiresAt.Unix(), 10)
+	return s.opts.PublicURL + "/checkout/" + url.PathEscape(p.Name) + "?expires=" + exp + "&signature=" + s.checkoutSignature(p.Name, exp)
+}
+
+func (s *Server) checkoutSignature(trxID, expires string) string {
+	m := hmac.New(sha256.New, s.opts.CheckoutKey)
+	m.Write([]byte(trxID + "." + expires))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+func (s *Server) createResponse(p *paygatev1.Payment) map[string]any {
+	checkout := s.CheckoutURL(p)
+	data := map[string]any{
+		"trx_id":       p.Name,
+		"merchant_ref": p.Spec.MerchantReference,
+		"amount":       amountJSON(p.Spec.Amount, p.Spec.Currency),
+		"currency":     string(p.Spec.Currency),
+		"status":       string(paygatev1.PaymentPending),
+		"payment_mode": string(p.Spec.Mode),
+		"checkout_url": checkout,
+		"expires_at":   formatTime(p.Spec.ExpiresAt.Time),
+		"environment":  string(p.Spec.Environment),
+	}
+	return map[string]any{"status": "success", "data": data, "payment_url": checkout, "trx_id": p.Name}
+}
+
+func (s *Server) legacyCreateResponse(c *caller, p *paygatev1.Payment, gateways []paygatev1.Gateway, restricted bool) map[string]any {
+	checkout := s.CheckoutURL(p)
+	ids, codes := []int64{}, []string{}
+	for _, g := range gateways {
+		ids = append(ids, g.Status.ID)
+		codes = append(codes, g.Name)
+	}
+	methods := p.Spec.AllowPaymentMethods
+	if methods == nil {
+		methods = []string{}
+	}
+	return map[string]any{
+		"payment_url": checkout,
+		"info": map[string]any{
+			"ref_trx":                             p.Spec.MerchantReference,
+			"description":                         p.Spec.Description,
+			"ipn_url":                             p.Spec.WebhookURL,
+			"cancel_redirect":                     p.Spec.CancelRedirect,
+			"success_redirect":                    p.Spec.SuccessRedirect,
+			"customer_name":                       p.Spec.Customer.Name,
+			"customer_email":                      p.Spec.Customer.Email,
+			"merchant_id":                         c.merchant.Status.ID,
+			"merchant_name":                       c.merchant.Spec.DisplayName,
+			"amount":                              amountJSON(p.Spec.Amount, p.Spec.Currency),
+			"currency_code":                       string(p.Spec.Currency),
+			"environment":                         string(p.Spec.Environment),
+			"is_sandbox":                          p.Spec.Environment == paygatev1.EnvironmentSandbox,
+			"allow_payment_methods":               methods,
+			"merchant_payment_methods_restricted": restricted,
+			"merchant_payment_method_ids":         ids,
+			"merchant_payment_method_codes":       codes,
+		},
+		"data": map[string]any{"trx_id": p.Name, "checkout_url": checkout},
+	}
+}
+
+// paymentRecordJSON is the record of get-payment and of list items (decided in docs/api.md).
+type paymentRecordJSON struct {
+	TrxID       string       `json:"trx_id"`
+	MerchantRef string       `json:"merchant_ref"`
+	Status      string       `json:"status"`
+	Reason      string       `json:"reason,omitempty"`
+	Amount      json.Number  `json:"amount"`
+	Fee         *json.Number `json:"fee"`
+	NetAmount   *json.Number `json:"net_amount"`
+	Currency    string       `json:"currency"`
+	PaymentMode string       `json:"payment_mode"`
+	Gateway     string       `json:"gateway,omitempty"`
+	Customer    customerJSON `json:"customer"`
+	Description string       `json:"description"`
+	Environment string       `json:"environment"`
+	CheckoutURL string       `json:"checkout_url"`
+	ExpiresAt   string       `json:"expires_at"`
+	CreatedAt   string       `json:"created_at"`
+	UpdatedAt   string       `json:"updated_at"`
+}
+
+type customerJSON struct {
+	Name  string `json:"name"`
+	Email string `json:"email"`
+	Phone string `json:"phone,omitempty"`
+}
+
+func (s *Server) paymentRecord(p *paygatev1.Payment) paymentRecordJSON {
+	rec := paymentRecordJSON{
+		TrxID: p.Name, MerchantRef: p.Spec.MerchantReference, Status: string(p.Phase()), Reason: p.Status.Reason,
+		Amount: amountJSON(p.Spec.Amount, p.Spec.Currency), Currency: string(p.Spec.Currency),
+		PaymentMode: string(p.Spec.Mode), Gateway: string(p.Status.Gateway),
+		Customer:    customerJSON{Name: p.Spec.Customer.Name, Email: p.Spec.Customer.Email, Phone: phone.Mask(string(p.Spec.Customer.Phone))},
+		Description: p.Spec.Description, Environment: string(p.Spec.Environment),
+		CheckoutURL: s.CheckoutURL(p), ExpiresAt: formatTime(p.Spec.ExpiresAt.Time),
+		CreatedAt: formatTime(p.CreationTimestamp.Time), UpdatedAt: formatTime(updatedAt(p)),
+	}
+	if p.Status.Fee != "" {
+		fee, net := amountJSON(p.Status.Fee, p.Spec.Currency), amountJSON(p.Status.NetAmount, p.Spec.Currency)
+		rec.Fee, rec.NetAmount = &fee, &net
+	}
+	return rec
+}
+
+// verificationRecord is the spec's 2.3 record. Before settlement fee and net_amount are 0 and
+// the amount respectively (nothing has been charged yet).
+func verificationRecord(p *paygatev1.Payment) map[string]any {
+	amount := amountJSON(p.Spec.Amount, p.Spec.Currency)
+	fee, net := json.Number("0"), amount
+	if p.Status.Fee != "" {
+		fee, net = amountJSON(p.Status.Fee, p.Spec.Currency), amountJSON(p.Status.NetAmount, p.Spec.Currency)
+	} else if cur, ok := money.LookupCurrency(string(p.Spec.Currency)); ok {
+		fee = money.Amount{}.JSONNumber(cur.Scale)
+	}
+	return map[string]any{
+		"status":       string(p.Phase()),
+		"trx_id":       p.Name,
+		"merchant_ref": p.Spec.MerchantReference,
+		"amount":       amount,
+		"fee":          fee,
+		"currency":     string(p.Spec.Currency),
+		"net_amount":   net,
+		"customer":     map[string]string{"name": p.Spec.Customer.Name, "email": p.Spec.Customer.Email},
+		"description":  p.Spec.Description,
+		"environment":  string(p.Spec.Environment),
+		"created_at":   formatTime(p.CreationTimestamp.Time),
+		"updated_at":   formatTime(updatedAt(p)),
+	}
+}
+
+// updatedAt is the latest thing that happened to a payment.
+func updatedAt(p *paygatev1.Payment) time.Time {
+	t := p.CreationTimestamp.Time
+	if p.Spec.PushRequest != nil && p.Spec.PushRequest.RequestedAt.After(t) {
+		t = p.Spec.PushRequest.RequestedAt.Time
+	}
+	if p.Status.SettledAt != nil && p.Status.SettledAt.After(t) {
+		t = p.Status.SettledAt.Time
+	}
+	for _, c := range p.Status.Conditions {
+		if c.LastTransitionTime.After(t) {
+			t = c.LastTransitionTime.Time
+		}
+	}
+	return t
+}

@@ -1,0 +1,73 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"github.com/paygate/paygate/internal/index"
+	"github.com/paygate/paygate/internal/kube"
+)
+
+// Runtime is a running apiserver: its cache and its HTTP listener.
+type Runtime struct {
+	Server   *Server
+	Listener net.Listener
+}
+
+// Start connects to Kubernetes, fills the informer cache, and serves the API on addr until ctx
+// ends. It returns once the cache has synced and the listener is open.
+func Start(ctx context.Context, cfg *rest.Config, addr string, opts Options) (*Runtime, <-chan error, error) {
+	cl, err := cluster.New(cfg, func(o *cluster.Options) {
+		o.Scheme = kube.Scheme()
+		o.Cache = kube.CacheOptions()
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("connecting to Kubernetes: %w", err)
+	}
+	if err := index.Setup(ctx, cl.GetFieldIndexer()); err != nil {
+		return nil, nil, fmt.Errorf("setting up cache indexes: %w", err)
+	}
+	cacheDone := make(chan error, 1)
+	go func() { cacheDone <- cl.Start(ctx) }()
+	syncCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if !cl.GetCache().WaitForCacheSync(syncCtx) {
+		return nil, nil, errors.New("the informer cache did not sync")
+	}
+	opts.Cache, opts.Writer, opts.APIReader = cl.GetCache(), cl.GetClient(), cl.GetAPIReader()
+	srv := New(opts)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	httpServer := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    32 << 10,
+	}
+	done := make(chan error, 1)
+	go func() {
+		err := httpServer.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		done <- errors.Join(err, <-cacheDone)
+	}()
+	go func() {
+		<-ctx.Done()
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = httpServer.Shutdown(shutdownCtx)
+	}()
+	return &Runtime{Server: srv, Listener: ln}, done, nil
+}

@@ -1,0 +1,167 @@
+// Package apiserver is Paygate's merchant REST API: signed authentication, the payment endpoints
+// of the spec, errors, limits and the OpenAPI document. It records intent as custom resources
+// and answers reads from the informer cache; it never calls a provider or sends a webhook
+// (controllers do).
+package apiserver
+
+import (
+	"context"
+	"net/http"
+	"net/netip"
+	"runtime/debug"
+	"time"
+
+	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/paygate/paygate/internal/clientip"
+	"github.com/paygate/paygate/internal/ratelimit"
+)
+
+// Options configure the apiserver.
+type Options struct {
+	// Cache answers reads (informer-backed); Writer creates and updates objects; APIReader reads
+	// live, only when the cache has not seen our own write yet.
+	Cache     client.Reader
+	Writer    client.Writer
+	APIReader client.Reader
+	// Clock is the time source (tests inject one).
+	Clock func() time.Time
+	// SignatureTolerance is how far X-Timestamp may be from now (default 300 s).
+	SignatureTolerance time.Duration
+	// SignaturesDisabled is the administrator switch that turns request signatures off.
+	SignaturesDisabled bool
+	// RateLimitPerMinute is the default request rate per business and client IP (default 120).
+	RateLimitPerMinute int
+	// TrustedProxies may set X-Forwarded-For.
+	TrustedProxies []netip.Prefix
+	// CheckoutKey signs checkout URLs; every replica must share it.
+	CheckoutKey []byte
+	// CheckoutLifetime is how long a checkout session lasts (default 30 minutes).
+	CheckoutLifetime time.Duration
+	// PublicURL is the base URL customers and merchants reach the apiserver at.
+	PublicURL string
+	// Site is the branding reported by site-info and used in webhook header names.
+	Site SiteInfo
+	// Log receives structured logs.
+	Log logr.Logger
+}
+
+// Server serves the merchant API.
+type Server struct {
+	opts    Options
+	limiter *ratelimit.Limiter
+	ips     clientip.Resolver
+	mux     *http.ServeMux
+}
+
+// New builds a Server, filling defaults.
+func New(opts Options) *Server {
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.SignatureTolerance <= 0 {
+		opts.SignatureTolerance = 300 * time.Second
+	}
+	if opts.RateLimitPerMinute <= 0 {
+		opts.RateLimitPerMinute = 120
+	}
+	if opts.CheckoutLifetime <= 0 {
+		opts.CheckoutLifetime = 30 * time.Minute
+	}
+	if opts.PublicURL == "" {
+		opts.PublicURL = "http://127.0.0.1:8443"
+	}
+	opts.Site = opts.Site.withDefaults(opts.PublicURL)
+	s := &Server{
+		opts:    opts,
+		limiter: ratelimit.New(opts.Clock, 100_000),
+		ips:     clientip.Resolver{TrustedProxies: opts.TrustedProxies},
+		mux:     http.NewServeMux(),
+	}
+	s.routes()
+	return s
+}
+
+// route is one path's handlers by method.
+type route map[string]http.HandlerFunc
+
+func (s *Server) routes() {
+	s.handle("/api/v1/payments", route{http.MethodPost: s.createPayment, http.MethodGet: s.listPayments})
+	s.handle("/api/v1/payments/{trx_id}", route{http.MethodGet: s.getPayment})
+	s.handle("/api/v1/payments/{trx_id}/push", route{http.MethodPost: s.pushPayment})
+	s.handle("/api/v1/initiate-payment", route{http.MethodPost: s.initiatePayment})
+	s.handle("/api/v1/verify-payment/{trx_id}", route{http.MethodGet: s.verifyPayment})
+	s.handle("/api/v1/site-info", route{http.MethodGet: s.siteInfo})
+	s.handle("/api/v1/openapi.json", route{http.MethodGet: s.openAPI})
+	s.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &APIError{Status: http.StatusNotFound, Label: LabelNotFound, Message: "No route matches " + r.Method + " " + r.URL.Path + "."})
+	})
+}
+
+// handle registers an authenticated path; other methods get 405 in the error shape.
+func (s *Server) handle(pattern string, methods route) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		h, ok := methods[r.Method]
+		if !ok {
+			allow := ""
+			for m := range methods {
+				if allow != "" {
+					allow += ", "
+				}
+				allow += m
+			}
+			w.Header().Set("Allow", allow)
+			writeError(w, &APIError{Status: http.StatusMethodNotAllowed, Label: LabelMethodNotAllowed,
+				Message: "Method " + r.Method + " is not allowed on " + r.URL.Path + "."})
+			return
+		}
+		s.authenticated(h).ServeHTTP(w, r)
+	})
+}
+
+// ServeHTTP serves the API, turning any panic into a 500 in the error shape.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := s.opts.Clock()
+	rec := &statusRecorder{ResponseWriter: w}
+	defer func() {
+		if p := recover(); p != nil {
+			s.opts.Log.Error(nil, "Handler panicked", "method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
+			if rec.status == 0 {
+				writeError(rec, &APIError{Status: http.StatusInternalServerError, Label: LabelServerError, Message: "An internal error occurred."})
+			}
+		}
+		s.opts.Log.V(1).Info("Request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+			"durationMs", s.opts.Clock().Sub(start).Milliseconds())
+	}()
+	s.mux.ServeHTTP(rec, r)
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// internalError logs err and answers 500 without details.
+func (s *Server) internalError(ctx context.Context, w http.ResponseWriter, what string, err error) {
+	s.opts.Log.Error(err, what)
+	_ = ctx
+	writeError(w, &APIError{Status: http.StatusInternalServerError, Label: LabelServerError, Message: "An internal error occurred; retry the request."})
+}

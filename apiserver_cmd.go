@@ -1,0 +1,134 @@
+package main
+
+import (
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/paygate/paygate/apiserver"
+	"github.com/paygate/paygate/internal/clientip"
+)
+
+// apiserverOptions are the flags of `paygate apiserver` (and the apiserver inside `paygate dev`).
+type apiserverOptions struct {
+	addr               string
+	publicURL          string
+	checkoutKeyFile    string
+	signatureTolerance time.Duration
+	disableSignatures  bool
+	rateLimit          int
+	trustedProxies     string
+	checkoutLifetime   time.Duration
+	siteName           string
+	siteLogo           string
+	siteURL            string
+	brandWord          string
+}
+
+func (o *apiserverOptions) bindFlags(fs *flag.FlagSet, defaultAddr string) {
+	fs.StringVar(&o.addr, "bind-address", defaultAddr, "Address the merchant API listens on.")
+	fs.StringVar(&o.publicURL, "public-url", "", "Base URL merchants and customers reach the API at (default http://<bind-address>).")
+	fs.StringVar(&o.checkoutKeyFile, "checkout-key-file", "", "File holding the hex key that signs checkout URLs; every replica must share it. Also read from PAYGATE_CHECKOUT_KEY.")
+	fs.DurationVar(&o.signatureTolerance, "signature-tolerance", 300*time.Second, "How far X-Timestamp may be from the server's clock.")
+	fs.BoolVar(&o.disableSignatures, "disable-signatures", false, "Administrator switch: accept requests without X-Timestamp and X-Signature.")
+	fs.IntVar(&o.rateLimit, "rate-limit", 120, "Default requests per minute per business and client IP.")
+	fs.StringVar(&o.trustedProxies, "trusted-proxies", "", "Comma-separated CIDRs of proxies whose X-Forwarded-For is trusted.")
+	fs.DurationVar(&o.checkoutLifetime, "checkout-lifetime", 30*time.Minute, "How long a checkout session lasts before the payment expires.")
+	fs.StringVar(&o.siteName, "site-name", "Paygate", "Site name reported by site-info.")
+	fs.StringVar(&o.siteLogo, "site-logo", "", "Logo URL reported by site-info.")
+	fs.StringVar(&o.siteURL, "site-url", "", "Site URL reported by site-info and used as the default redirect.")
+	fs.StringVar(&o.brandWord, "brand-word", "Paygate", "Brand word in webhook header names (X-<brand>-Signature).")
+}
+
+// serverOptions turns flags into apiserver options.
+func (o *apiserverOptions) serverOptions() (apiserver.Options, error) {
+	var proxies []netip.Prefix
+	if o.trustedProxies != "" {
+		var err error
+		if proxies, err = clientip.ParsePrefixes(o.trustedProxies); err != nil {
+			return apiserver.Options{}, fmt.Errorf("--trusted-proxies: %w", err)
+		}
+	}
+	key, err := o.checkoutKey()
+	if err != nil {
+		return apiserver.Options{}, err
+	}
+	public := o.publicURL
+	if public == "" {
+		host := o.addr
+		if strings.HasPrefix(host, ":") {
+			host = "127.0.0.1" + host
+		}
+		public = "http://" + host
+	}
+	return apiserver.Options{
+		SignatureTolerance: o.signatureTolerance,
+		SignaturesDisabled: o.disableSignatures,
+		RateLimitPerMinute: o.rateLimit,
+		TrustedProxies:     proxies,
+		CheckoutKey:        key,
+		CheckoutLifetime:   o.checkoutLifetime,
+		PublicURL:          strings.TrimSuffix(public, "/"),
+		Site:               apiserver.SiteInfo{SiteName: o.siteName, SiteLogo: o.siteLogo, SiteURL: o.siteURL, BrandWord: o.brandWord},
+		Log:                ctrl.Log.WithName("apiserver"),
+	}, nil
+}
+
+func (o *apiserverOptions) checkoutKey() ([]byte, error) {
+	raw := os.Getenv("PAYGATE_CHECKOUT_KEY")
+	if o.checkoutKeyFile != "" {
+		b, err := os.ReadFile(o.checkoutKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading --checkout-key-file: %w", err)
+		}
+		raw = string(b)
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(raw))
+	if err != nil || len(key) < 32 {
+		return nil, errors.New("the checkout key must be at least 32 bytes, hex-encoded (--checkout-key-file or PAYGATE_CHECKOUT_KEY)")
+	}
+	return key, nil
+}
+
+func runAPIServer(args []string) int {
+	fs := flag.NewFlagSet("paygate apiserver", flag.ContinueOnError)
+	var opts apiserverOptions
+	opts.bindFlags(fs, ":8443")
+	var zapOpts zap.Options
+	zapOpts.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	log := ctrl.Log.WithName("setup")
+	serverOpts, err := opts.serverOptions()
+	if err != nil {
+		log.Error(err, "Invalid apiserver options")
+		return 2
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		log.Error(err, "Unable to load a kubeconfig")
+		return 1
+	}
+	ctx := ctrl.SetupSignalHandler()
+	rt, done, err := apiserver.Start(ctx, cfg, opts.addr, serverOpts)
+	if err != nil {
+		log.Error(err, "Unable to start the apiserver")
+		return 1
+	}
+	log.Info("Serving the merchant API", "address", rt.Listener.Addr().String(), "publicURL", serverOpts.PublicURL)
+	if err := <-done; err != nil {
+		log.Error(err, "The apiserver stopped with an error")
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,350 @@
+// Package paygate is a Go client for the Paygate merchant API: it signs every request as the
+// spec's section 5 says and calls each endpoint. Merchants import it; Paygate's end-to-end tests
+// use it too.
+//
+//	c := paygate.New("https://pay.example", paygate.Credentials{
+//		Environment: "sandbox", MerchantKey: os.Getenv("PAYGATE_MERCHANT_KEY"),
+//		APIKey: os.Getenv("PAYGATE_API_KEY"), APISecret: os.Getenv("PAYGATE_API_SECRET"),
+//	})
+//	p, err := c.CreatePayment(ctx, paygate.CreatePaymentRequest{
+//		PaymentAmount: "1500", CurrencyCode: "TZS", RefTrx: "order-1001",
+//	}, "order-1001")
+package paygate
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Credentials are one environment's credential set. Switching environment switches all four.
+type Credentials struct {
+	Environment string // sandbox or production
+	MerchantKey string // business ID, sent as X-Merchant-Key
+	APIKey      string
+	APISecret   string // signs requests; never sent
+}
+
+// Client calls the merchant API.
+type Client struct {
+	BaseURL     string
+	Credentials Credentials
+	HTTP        *http.Client
+	// Now is the clock used for X-Timestamp (tests may skew it).
+	Now func() time.Time
+}
+
+// New returns a client for baseURL (scheme and host, no /api/v1).
+func New(baseURL string, creds Credentials) *Client {
+	return &Client{BaseURL: strings.TrimSuffix(baseURL, "/"), Credentials: creds,
+		HTTP: &http.Client{Timeout: 30 * time.Second}, Now: time.Now}
+}
+
+// Sign returns the X-Signature value for a request: sha256=<hex HMAC-SHA256> of
+// "<timestamp>.<METHOD>.<path_with_query>.<raw_body>" with the API secret.
+func Sign(secret, timestamp, method, pathWithQuery string, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(timestamp + "." + strings.ToUpper(method) + "." + pathWithQuery + "."))
+	m.Write(body)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// Response is a raw API response.
+type Response struct {
+	StatusCode int
+	Header     http.Header
+	Body       []byte
+}
+
+// Error is the API's error body.
+type Error struct {
+	StatusCode int                 `json:"-"`
+	Label      string              `json:"error"`
+	Message    string              `json:"message"`
+	Errors     map[string][]string `json:"errors,omitempty"`
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("paygate: %d %s: %s", e.StatusCode, e.Label, e.Message)
+}
+
+// Do sends a signed request. pathWithQuery is signed exactly as sent. body is marshalled to JSON
+// unless it is already []byte or nil. Extra headers (Idempotency-Key) may be given.
+func (c *Client) Do(ctx context.Context, method, pathWithQuery string, body any, header http.Header) (*Response, error) {
+	var raw []byte
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		raw = b
+	default:
+		var err error
+		if raw, err = json.Marshal(b); err != nil {
+			return nil, fmt.Errorf("paygate: encoding the request: %w", err)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+pathWithQuery, bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("paygate: building the request: %w", err)
+	}
+	// Keep the request target byte for byte as signed (Go would re-encode some paths).
+	if u, err := url.Parse(c.BaseURL + pathWithQuery); err == nil {
+		req.URL.Opaque = "//" + u.Host + strings.SplitN(pathWithQuery, "?", 2)[0]
+	}
+	ts := strconv.FormatInt(c.Now().Unix(), 10)
+	for k, vs := range header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	req.Header.Set("X-Environment", c.Credentials.Environment)
+	req.Header.Set("X-Merchant-Key", c.Credentials.MerchantKey)
+	req.Header.Set("X-API-Key", c.Credentials.APIKey)
+	req.Header.Set("X-Timestamp", ts)
+	req.Header.Set("X-Signature", Sign(c.Credentials.APISecret, ts, method, pathWithQuery, raw))
+	req.Header.Set("Accept", "application/json")
+	if len(raw) > 0 {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("paygate: %s %s: %w", method, pathWithQuery, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return nil, fmt.Errorf("paygate: reading the response: %w", err)
+	}
+	return &Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: b}, nil
+}
+
+// call sends a request and decodes a 2xx body into out, or returns an *Error.
+func (c *Client) call(ctx context.Context, method, path string, body any, header http.Header, out any) error {
+	resp, err := c.Do(ctx, method, path, body, header)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		e := &Error{StatusCode: resp.StatusCode}
+		if json.Unmarshal(resp.Body, e) != nil || e.Label == "" {
+			e.Label, e.Message = http.StatusText(resp.StatusCode), string(resp.Body)
+		}
+		return e
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(resp.Body, out); err != nil {
+		return fmt.Errorf("paygate: decoding the response: %w", err)
+	}
+	return nil
+}
+
+// CreatePaymentRequest is the body of POST /api/v1/payments (and initiate-payment).
+type CreatePaymentRequest struct {
+	PaymentAmount       json.Number `json:"payment_amount"`
+	CurrencyCode        string      `json:"currency_code"`
+	RefTrx              string      `json:"ref_trx"`
+	WebhookURL          string      `json:"webhook_url,omitempty"`
+	IPNURL              string      `json:"ipn_url,omitempty"`
+	PaymentMode         string      `json:"payment_mode,omitempty"`
+	CustomerPhone       string      `json:"customer_phone,omitempty"`
+	SuccessRedirect     string      `json:"success_redirect,omitempty"`
+	CancelRedirect      string      `json:"cancel_redirect,omitempty"`
+	Description         string      `json:"description,omitempty"`
+	CustomerName        string      `json:"customer_name,omitempty"`
+	CustomerEmail       string      `json:"customer_email,omitempty"`
+	AllowPaymentMethods []string    `json:"allow_payment_methods,omitempty"`
+}
+
+// CreatedPayment is data of the create response.
+type CreatedPayment struct {
+	TrxID       string      `json:"trx_id"`
+	MerchantRef string      `json:"merchant_ref"`
+	Amount      json.Number `json:"amount"`
+	Currency    string      `json:"currency"`
+	Status      string      `json:"status"`
+	PaymentMode string      `json:"payment_mode"`
+	CheckoutURL string      `json:"checkout_url"`
+	ExpiresAt   string      `json:"expires_at"`
+	Environment string      `json:"environment"`
+}
+
+// CreatePaymentResponse is the response of POST /api/v1/payments.
+type CreatePaymentResponse struct {
+	Status     string         `json:"status"`
+	Data       CreatedPayment `json:"data"`
+	PaymentURL string         `json:"payment_url"`
+	TrxID      string         `json:"trx_id"`
+}
+
+func idempotencyHeader(key string) http.Header {
+	if key == "" {
+		return nil
+	}
+	return http.Header{"Idempotency-Key": {key}}
+}
+
+// CreatePayment creates a payment. idempotencyKey may be empty.
+func (c *Client) CreatePayment(ctx context.Context, req CreatePaymentRequest, idempotencyKey string) (*CreatePaymentResponse, error) {
+	out := &CreatePaymentResponse{}
+	return out, c.call(ctx, http.MethodPost, "/api/v1/payments", req, idempotencyHeader(idempotencyKey), out)
+}
+
+// InitiatePaymentResponse is the legacy create response.
+type InitiatePaymentResponse struct {
+	PaymentURL string         `json:"payment_url"`
+	Info       map[string]any `json:"info"`
+	Data       struct {
+		TrxID       string `json:"trx_id"`
+		CheckoutURL string `json:"checkout_url"`
+	} `json:"data"`
+}
+
+// InitiatePayment calls the legacy POST /api/v1/initiate-payment.
+func (c *Client) InitiatePayment(ctx context.Context, req CreatePaymentRequest, idempotencyKey string) (*InitiatePaymentResponse, error) {
+	out := &InitiatePaymentResponse{}
+	return out, c.call(ctx, http.MethodPost, "/api/v1/initiate-payment", req, idempotencyHeader(idempotencyKey), out)
+}
+
+// Customer is who pays.
+type Customer struct {
+	Name  string `json:"name"`
+	Email string `json:"email"`
+	Phone string `json:"phone,omitempty"`
+}
+
+// Payment is the record of get-payment and list items.
+type Payment struct {
+	TrxID       string       `json:"trx_id"`
+	MerchantRef string       `json:"merchant_ref"`
+	Status      string       `json:"status"`
+	Reason      string       `json:"reason,omitempty"`
+	Amount      json.Number  `json:"amount"`
+	Fee         *json.Number `json:"fee"`
+	NetAmount   *json.Number `json:"net_amount"`
+	Currency    string       `json:"currency"`
+	PaymentMode string       `json:"payment_mode"`
+	Gateway     string       `json:"gateway,omitempty"`
+	Customer    Customer     `json:"customer"`
+	Description string       `json:"description"`
+	Environment string       `json:"environment"`
+	CheckoutURL string       `json:"checkout_url"`
+	ExpiresAt   string       `json:"expires_at"`
+	CreatedAt   string       `json:"created_at"`
+	UpdatedAt   string       `json:"updated_at"`
+}
+
+// GetPayment reads one payment.
+func (c *Client) GetPayment(ctx context.Context, trxID string) (*Payment, error) {
+	var out struct {
+		Data Payment `json:"data"`
+	}
+	if err := c.call(ctx, http.MethodGet, "/api/v1/payments/"+url.PathEscape(trxID), nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out.Data, nil
+}
+
+// Verification is the verify-payment record (spec 2.3).
+type Verification struct {
+	Status      string      `json:"status"`
+	TrxID       string      `json:"trx_id"`
+	MerchantRef string      `json:"merchant_ref"`
+	Amount      json.Number `json:"amount"`
+	Fee         json.Number `json:"fee"`
+	Currency    string      `json:"currency"`
+	NetAmount   json.Number `json:"net_amount"`
+	Customer    Customer    `json:"customer"`
+	Description string      `json:"description"`
+	Environment string      `json:"environment"`
+	CreatedAt   string      `json:"created_at"`
+	UpdatedAt   string      `json:"updated_at"`
+}
+
+// VerifyPayment calls GET /api/v1/verify-payment/{trxId}.
+func (c *Client) VerifyPayment(ctx context.Context, trxID string) (*Verification, error) {
+	out := &Verification{}
+	return out, c.call(ctx, http.MethodGet, "/api/v1/verify-payment/"+url.PathEscape(trxID), nil, nil, out)
+}
+
+// ListOptions filter GET /api/v1/payments.
+type ListOptions struct {
+	Limit, Offset int
+	Status        string
+	MerchantRef   string
+}
+
+// PaymentList is a page of payments.
+type PaymentList struct {
+	Data       []Payment `json:"data"`
+	Pagination struct {
+		Limit  int `json:"limit"`
+		Offset int `json:"offset"`
+		Total  int `json:"total"`
+		Count  int `json:"count"`
+	} `json:"pagination"`
+}
+
+// ListPayments lists the merchant's payments in the client's environment, newest first.
+func (c *Client) ListPayments(ctx context.Context, opts ListOptions) (*PaymentList, error) {
+	q := url.Values{}
+	if opts.Limit > 0 {
+		q.Set("limit", strconv.Itoa(opts.Limit))
+	}
+	if opts.Offset > 0 {
+		q.Set("offset", strconv.Itoa(opts.Offset))
+	}
+	if opts.Status != "" {
+		q.Set("status", opts.Status)
+	}
+	if opts.MerchantRef != "" {
+		q.Set("merchant_ref", opts.MerchantRef)
+	}
+	path := "/api/v1/payments"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	out := &PaymentList{}
+	return out, c.call(ctx, http.MethodGet, path, nil, nil, out)
+}
+
+// PushResult is the response of the push endpoint.
+type PushResult struct {
+	Status  string `json:"status"`
+	Message string `json:"message"`
+	Data    struct {
+		TrxID         string `json:"trx_id"`
+		Status        string `json:"status"`
+		PushSequence  int    `json:"push_sequence"`
+		CustomerPhone string `json:"customer_phone"`
+		RequestedAt   string `json:"requested_at"`
+		ExpiresAt     string `json:"expires_at"`
+	} `json:"data"`
+}
+
+// PushPayment asks for a USSD prompt on a pending payment; phone may be empty when the payment
+// has one.
+func (c *Client) PushPayment(ctx context.Context, trxID, phone string) (*PushResult, error) {
+	body := map[string]string{}
+	if phone != "" {
+		body["customer_phone"] = phone
+	}
+	out := &PushResult{}
+	return out, c.call(ctx, http.MethodPost, "/api/v1/payments/"+url.PathEscape(trxID)+"/push", body, nil, out)
+}
+
+// SiteInfo calls GET /api/v1/site-info.
+func (c *Client) SiteInfo(ctx context.Context) (map[string]any, error) {
+	out := map[string]any{}
+	return out, c.call(ctx, http.MethodGet, "/api/v1/site-info", nil, nil, &out)
+}

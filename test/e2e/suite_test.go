@@ -1,0 +1,173 @@
+// Package e2e drives Paygate the way merchants do: signed HTTP requests against the real
+// apiserver, with the real manager reconciling on a real kube-apiserver and etcd.
+package e2e_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/apiserver"
+	"github.com/paygate/paygate/internal/credentials"
+	"github.com/paygate/paygate/internal/openapitest"
+	"github.com/paygate/paygate/internal/testenv"
+	"github.com/paygate/paygate/pkg/paygate"
+)
+
+var (
+	env     *testenv.Env
+	k8s     client.Client
+	ctx     context.Context
+	cancel  context.CancelFunc
+	baseURL string
+	api     *apiserver.Runtime
+)
+
+func TestE2E(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end tests need etcd and kube-apiserver; skipped in -short mode")
+	}
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(60 * time.Second)
+	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
+	RunSpecs(t, "End to end (REST API over HTTP, envtest)")
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	ctx, cancel = context.WithCancel(context.Background())
+	var err error
+	env, err = testenv.Start()
+	Expect(err).NotTo(HaveOccurred(), "starting the control plane (make controlplane builds it)")
+	k8s = env.Client
+	_, err = env.StartManager()
+	Expect(err).NotTo(HaveOccurred())
+
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	var done <-chan error
+	api, done, err = apiserver.Start(ctx, env.Config, "127.0.0.1:0", apiserver.Options{
+		CheckoutKey: key,
+		PublicURL:   "http://checkout.paygate.test",
+		Log:         logf.Log.WithName("apiserver"),
+	})
+	Expect(err).NotTo(HaveOccurred())
+	baseURL = "http://" + api.Listener.Addr().String()
+	DeferCleanup(func() {
+		cancel()
+		Eventually(done).Should(Receive(BeNil()))
+		Expect(env.Stop()).To(Succeed())
+	})
+})
+
+// newNamespace creates a namespace for one test; envtest has no garbage collector, so the test
+// deletes it (and nothing else depends on it being gone).
+func newNamespace() string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
+	Expect(k8s.Create(ctx, ns)).To(Succeed())
+	DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, ns))).To(Succeed()) })
+	return ns.Name
+}
+
+func uniqueName(prefix string) string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return prefix + "-" + hex.EncodeToString(b)
+}
+
+// createGateway creates a cluster-scoped gateway for one test.
+func createGateway(currency paygatev1.CurrencyCode, mods ...func(*paygatev1.Gateway)) *paygatev1.Gateway {
+	g := &paygatev1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Name: uniqueName("gw-" + string(currency[:2]))},
+		Spec: paygatev1.GatewaySpec{
+			DisplayName: "Mobile money " + string(currency), Currency: currency,
+			Type: paygatev1.GatewayTypeAutomatic, Provider: paygatev1.ProviderSandbox,
+			Fees: paygatev1.GatewayFees{Percent: "2.5", Fixed: "0"},
+		},
+	}
+	g.Name = strings.ToLower(g.Name)
+	for _, m := range mods {
+		m(g)
+	}
+	Expect(k8s.Create(ctx, g)).To(Succeed())
+	DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, g))).To(Succeed()) })
+	Eventually(func(gm Gomega) {
+		gm.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(g), g)).To(Succeed())
+		gm.Expect(g.Status.ID).NotTo(BeZero())
+	}).Should(Succeed())
+	return g
+}
+
+// merchantFixture is a Ready merchant with clients for its credential sets.
+type merchantFixture struct {
+	merchant   *paygatev1.Merchant
+	sandbox    *paygate.Client
+	production *paygate.Client
+}
+
+// createMerchant creates a merchant, waits for it to be Ready (and for production credentials
+// when approved) and returns clients whose requests and responses are checked against the
+// OpenAPI document.
+func createMerchant(ns, name string, mods ...func(*paygatev1.Merchant)) *merchantFixture {
+	m := &paygatev1.Merchant{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: paygatev1.MerchantSpec{
+			DisplayName: "Duka " + name, Owner: "owner@duka.example",
+			Currencies: []paygatev1.CurrencyCode{"TZS"}, Wallets: []paygatev1.Wallet{{Currency: "TZS"}},
+			BusinessStatus: paygatev1.BusinessApproved, KYBStatus: paygatev1.KYBApproved,
+			WebhookURLs: paygatev1.WebhookURLs{Sandbox: "http://127.0.0.1:9/hooks", Production: "https://duka.example/hooks"},
+		},
+	}
+	for _, mod := range mods {
+		mod(m)
+	}
+	Expect(k8s.Create(ctx, m)).To(Succeed())
+	Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), m)).To(Succeed())
+		g.Expect(meta.IsStatusConditionTrue(m.Status.Conditions, paygatev1.ConditionReady)).To(BeTrue())
+		if m.Spec.BusinessStatus == paygatev1.BusinessApproved {
+			g.Expect(meta.IsStatusConditionTrue(m.Status.Conditions, paygatev1.ConditionProductionEnabled)).To(BeTrue())
+		}
+	}).Should(Succeed())
+	f := &merchantFixture{merchant: m, sandbox: clientFor(m, paygatev1.EnvironmentSandbox)}
+	if m.Spec.BusinessStatus == paygatev1.BusinessApproved {
+		f.production = clientFor(m, paygatev1.EnvironmentProduction)
+	}
+	return f
+}
+
+// clientFor reads an environment's credentials from their Secret, as a merchant copies them from
+// the dashboard, and builds a Go client with them.
+func clientFor(m *paygatev1.Merchant, env paygatev1.Environment) *paygate.Client {
+	var secret corev1.Secret
+	Eventually(func() error {
+		return k8s.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name, env)}, &secret)
+	}).Should(Succeed())
+	set, ok := credentials.SetFromData(secret.Data)
+	Expect(ok).To(BeTrue())
+	c := paygate.New(baseURL, paygate.Credentials{
+		Environment: string(env), MerchantKey: set.BusinessID, APIKey: set.APIKey, APISecret: set.APISecret,
+	})
+	c.HTTP = &http.Client{Timeout: 30 * time.Second, Transport: openapitest.NewValidatingTransport(GinkgoT(), apiserver.OpenAPIDocument(), http.DefaultTransport)}
+	// The apiserver's cache must know the merchant before its first request.
+	Eventually(func(g Gomega) {
+		resp, err := c.Do(ctx, http.MethodGet, "/api/v1/site-info", nil, nil)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(resp.StatusCode).To(Equal(http.StatusOK), string(resp.Body))
+	}).Should(Succeed())
+	return c
+}
