@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -67,7 +68,7 @@ func validationError(errs map[string][]string) *APIError {
 
 // writeJSON writes v as the response body with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
+	body, err := marshalJSON(v)
 	if err != nil {
 		status, body = http.StatusInternalServerError, []byte(`{"error":"SERVER_ERROR","message":"The response could not be encoded."}`)
 	}
@@ -89,4 +90,15 @@ func writeError(w http.ResponseWriter, e *APIError) {
 		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))
 	}
 	writeJSON(w, e.Status, e)
+}
+
+// marshalJSON encodes v without HTML escaping: messages such as "sha256=<hex>" stay readable.
+func marshalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

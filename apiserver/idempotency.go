@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"net/http"
 	"time"
 
@@ -26,7 +25,7 @@ type response struct {
 }
 
 func jsonResponse(status int, v any) response {
-	body, err := json.Marshal(v)
+	body, err := marshalJSON(v)
 	if err != nil {
 		return response{status: http.StatusInternalServerError, body: []byte(`{"error":"SERVER_ERROR","message":"The response could not be encoded."}`)}
 	}

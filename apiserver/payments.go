@@ -6,6 +6,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,7 +25,10 @@ import (
 // created it, so a concurrent retry with the same key recognises the payment as its own.
 const annotationIdempotencyKey = "paygate.dev/idempotency-key"
 
-var trxEncoding = base32.StdEncoding.WithPadding(base32.NoPadding)
+var (
+	trxEncoding  = base32.StdEncoding.WithPadding(base32.NoPadding)
+	trxIDPattern = regexp.MustCompile(`^trx-[a-z2-7]{24}$`)
+)
 
 // TrxID derives a payment's trx_id (its object name) from the merchant, the environment and the
 // merchant's reference. Two requests with one ref_trx derive one name, and the API server lets
@@ -154,8 +158,8 @@ func (s *Server) resolveGateways(ctx context.Context, c *caller, req *paymentReq
 // payment reads one of the caller's payments: cache first, then live (read-your-writes). A
 // payment of another merchant or environment is not found.
 func (s *Server) payment(ctx context.Context, c *caller, trxID string) (*paygatev1.Payment, error) {
-	if len(trxID) > 63 {
-		return nil, nil
+	if !trxIDPattern.MatchString(trxID) {
+		return nil, nil // not a name Paygate issues: no such payment
 	}
 	key := client.ObjectKey{Namespace: c.merchant.Namespace, Name: trxID}
 	p := &paygatev1.Payment{}

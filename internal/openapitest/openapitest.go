@@ -314,7 +314,11 @@ func schemaErrorMessage(err *openapi3.SchemaError) string {
 			value = value[:117] + "..."
 		}
 	}
-	return fmt.Sprintf("at %s: %s (value %s)", where, err.Reason, value)
+	msg := fmt.Sprintf("at %s: %s (value %s)", where, err.Reason, value)
+	if err.Origin != nil { // the failures inside allOf, anyOf, oneOf
+		msg += " [" + errorText(err.Origin) + "]"
+	}
+	return msg
 }
 
 // errorText flattens kin-openapi's (multi) errors into one line.

@@ -120,10 +120,13 @@ var _ = Describe("Payments API", func() {
 		sel.Spec.Gateways = []paygatev1.GatewayCode{paygatev1.GatewayCode(tz.Name), paygatev1.GatewayCode(tz2.Name)}
 		Expect(k8s.Create(ctx, sel)).To(Succeed())
 
-		ref := nextRef()
-		var res *paygate.InitiatePaymentResponse
+		var (
+			ref string
+			res *paygate.InitiatePaymentResponse
+		)
 		Eventually(func(g Gomega) {
 			var err error
+			ref = nextRef() // until the apiserver's cache has the selection
 			res, err = duka.sandbox.InitiatePayment(ctx, paygate.CreatePaymentRequest{
 				PaymentAmount: "2500", CurrencyCode: "TZS", RefTrx: ref,
 				SuccessRedirect: "https://duka.example/ok", CancelRedirect: "https://duka.example/cancel",
@@ -132,7 +135,7 @@ var _ = Describe("Payments API", func() {
 			}, "")
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(res.Info["merchant_payment_methods_restricted"]).To(BeTrue())
-		}).Should(Succeed())
+		}).WithPolling(time.Second).Should(Succeed())
 		Expect(res.PaymentURL).To(Equal(res.Data.CheckoutURL))
 		Expect(res.Data.TrxID).NotTo(BeEmpty())
 		info := res.Info
