@@ -181,10 +181,9 @@ func TestOpenAPIOperationsDocumentTheirErrors(t *testing.T) {
 // exchangeFixture is an in-memory cluster with one approved merchant (sandbox credentials), a
 // pending one (production credentials), a rate-limited one, a TZS gateway and a settled payment.
 type exchangeFixture struct {
-	srv                         *httptest.Server
-	duka, pending, slow         paygate.Credentials
-	settledTrxID, settledRef    string
-	dukaNamespace, dukaMerchant string
+	srv                      *httptest.Server
+	duka, pending, slow      paygate.Credentials
+	settledTrxID, settledRef string
 }
 
 func newExchangeFixture(t *testing.T) *exchangeFixture {
@@ -221,7 +220,8 @@ func newExchangeFixture(t *testing.T) *exchangeFixture {
 		})
 		return paygate.Credentials{Environment: string(env), MerchantKey: set.BusinessID, APIKey: set.APIKey, APISecret: set.APISecret}
 	}
-	f := &exchangeFixture{dukaNamespace: ns, dukaMerchant: "duka", settledTrxID: "trx-settled", settledRef: "order-settled"}
+	f := &exchangeFixture{settledRef: "order-settled"}
+	f.settledTrxID = TrxID("uid-duka", paygatev1.EnvironmentSandbox, f.settledRef)
 	f.duka = merchant("duka", paygatev1.EnvironmentSandbox, nil)
 	f.pending = merchant("pending", paygatev1.EnvironmentProduction, func(m *paygatev1.Merchant) {
 		m.Spec.BusinessStatus = paygatev1.BusinessPending
@@ -414,7 +414,7 @@ func TestOpenAPIRejectsWrongResponses(t *testing.T) {
 	doc := loadOpenAPIDocument(t)
 	schema := func(name string) *openapi3.Schema { return doc.Components.Schemas[name].Value }
 	good := map[string]any{
-		"status": "pending", "trx_id": "trx-1", "merchant_ref": "order-1", "amount": 1500.0, "fee": 0.0,
+		"status": "pending", "trx_id": "trx-7kq2m4xv5z3hbd5ntw6ycfa2", "merchant_ref": "order-1", "amount": 1500.0, "fee": 0.0,
 		"currency": "TZS", "net_amount": 1500.0, "customer": map[string]any{"name": "", "email": ""},
 		"description": "", "environment": "sandbox",
 		"created_at": "2026-01-15T09:30:00.000000Z", "updated_at": "2026-01-15T09:30:00.000000Z",
@@ -442,9 +442,9 @@ func TestOpenAPIRejectsWrongResponses(t *testing.T) {
 	}
 	// The payment record allows null fee and net_amount before settlement.
 	rec := map[string]any{
-		"trx_id": "trx-1", "merchant_ref": "o", "status": "pending", "amount": 1.0, "fee": nil, "net_amount": nil,
+		"trx_id": "trx-7kq2m4xv5z3hbd5ntw6ycfa2", "merchant_ref": "o", "status": "pending", "amount": 1.0, "fee": nil, "net_amount": nil,
 		"currency": "TZS", "payment_mode": "hosted", "customer": map[string]any{"name": "", "email": ""},
-		"description": "", "environment": "sandbox", "checkout_url": "http://x/checkout/trx-1",
+		"description": "", "environment": "sandbox", "checkout_url": "http://x/checkout/trx-7kq2m4xv5z3hbd5ntw6ycfa2",
 		"expires_at": "2026-01-15T09:30:00.000000Z", "created_at": "2026-01-15T09:30:00.000000Z", "updated_at": "2026-01-15T09:30:00.000000Z",
 	}
 	if err := schema("PaymentRecord").VisitJSON(rec); err != nil {

@@ -236,6 +236,7 @@ var _ = Describe("Payments API", func() {
 		errs := make([]error, 50)
 		for i := range 50 {
 			wg.Go(func() {
+				defer GinkgoRecover()
 				res, err := duka.sandbox.CreatePayment(ctx, req, "burst-key")
 				errs[i] = err
 				if err == nil {
@@ -406,4 +407,3 @@ func mustJSON(v any) []byte {
 	Expect(err).NotTo(HaveOccurred())
 	return b
 }
-
