@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"time"
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -11,8 +12,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/paygate/paygate/controllers"
 	"github.com/paygate/paygate/internal/kube"
 	"github.com/paygate/paygate/internal/operator"
+	"github.com/paygate/paygate/internal/provider"
 )
 
 // managerOptions are the flags of `paygate manager` (and the manager inside `paygate dev`).
@@ -22,6 +25,10 @@ type managerOptions struct {
 	leaderElect bool
 	leaderNS    string
 	zapOptions  zap.Options
+
+	pollInterval time.Duration
+	callbackURL  string
+	sandboxDelay time.Duration
 }
 
 func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProbe string) {
@@ -29,6 +36,9 @@ func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProb
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", defaultProbe, "Address the /healthz and /readyz probes bind to; 0 disables them.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, so that only one manager replica reconciles at a time.")
 	fs.StringVar(&o.leaderNS, "leader-election-namespace", "", "Namespace of the leader-election Lease (default: the pod's namespace).")
+	fs.DurationVar(&o.pollInterval, "provider-poll-interval", 2*time.Second, "How often a push in flight is queried at the provider.")
+	fs.StringVar(&o.callbackURL, "provider-callback-url", "", "URL the upstream provider posts results to (the apiserver's /internal/provider/callbacks).")
+	fs.DurationVar(&o.sandboxDelay, "sandbox-approve-after", 0, "How long a simulated sandbox customer takes to approve a push.")
 	o.zapOptions.BindFlags(fs)
 }
 
@@ -77,7 +87,11 @@ func newManager(cfg *rest.Config, opts managerOptions) (ctrl.Manager, error) {
 	if err := operator.SetupIndexes(context.Background(), mgr); err != nil {
 		return nil, err
 	}
-	if err := operator.SetupReconcilers(mgr); err != nil {
+	if err := operator.SetupReconcilers(mgr, controllers.Options{
+		Providers:    &provider.Registry{Sandbox: provider.NewSandbox(provider.SandboxOptions{ApproveAfter: opts.sandboxDelay})},
+		PollInterval: opts.pollInterval,
+		CallbackURL:  opts.callbackURL,
+	}); err != nil {
 		return nil, err
 	}
 	if err := setupChecks(mgr); err != nil {

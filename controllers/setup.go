@@ -2,13 +2,35 @@ package controllers
 
 import (
 	"fmt"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 )
+
+// Options configure the reconcilers that move money.
+type Options struct {
+	// Providers carries payments' money.
+	Providers Providers
+	// Clock is the controllers' time source (default time.Now).
+	Clock func() time.Time
+	// PollInterval is how often an attempt in flight is queried (default 2 s).
+	PollInterval time.Duration
+	// CallbackURL is where the upstream provider posts results.
+	CallbackURL string
+	// PaymentConcurrency is how many payments reconcile at once (default 4).
+	PaymentConcurrency int
+}
 
 // SetupReconcilers registers every Paygate reconciler with the manager. The manager's field
 // indexes (internal/index) must be set up first.
-func SetupReconcilers(mgr ctrl.Manager) error {
+func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.PaymentConcurrency == 0 {
+		opts.PaymentConcurrency = 4
+	}
 	ids := &IDAllocator{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}
 	if err := (&GatewayReconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gateway-controller"), IDs: ids,
@@ -20,5 +42,21 @@ func SetupReconcilers(mgr ctrl.Manager) error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the merchant controller: %w", err)
 	}
+	if err := (&PaymentReconciler{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("payment-controller"), Providers: opts.Providers,
+		Clock: opts.Clock, PollInterval: opts.PollInterval, CallbackURL: opts.CallbackURL,
+	}).SetupWithManager(mgr, opts.PaymentConcurrency); err != nil {
+		return fmt.Errorf("setting up the payment controller: %w", err)
+	}
+	if err := (&BalanceReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the balance controller: %w", err)
+	}
 	return nil
+}
+
+func controllerOptions(concurrency int) controller.Options {
+	if concurrency < 1 {
+		concurrency = 1
+	}
+	return controller.Options{MaxConcurrentReconciles: concurrency}
 }

@@ -15,6 +15,8 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/paygate/paygate/controllers"
+	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/testenv"
 )
 
@@ -23,7 +25,21 @@ var (
 	env *testenv.Env
 	k8s client.Client // uncached: reads what the API server stores
 	ctx = context.Background()
+
+	// clock drives the payment controller and the sandbox simulator: tests advance it instead of
+	// sleeping through checkout lifetimes.
+	clock   = testenv.NewClock()
+	sandbox = provider.NewSandbox(provider.SandboxOptions{Clock: clock.Now, SlowAfter: 20 * time.Second, AmbiguousQueries: 2})
 )
+
+// managerOptions are the options every manager of the suite runs with (restarts included).
+func managerOptions() controllers.Options {
+	return controllers.Options{
+		Providers:    &provider.Registry{Sandbox: sandbox},
+		Clock:        clock.Now,
+		PollInterval: 100 * time.Millisecond,
+	}
+}
 
 func TestControllers(t *testing.T) {
 	if testing.Short() {
@@ -41,7 +57,7 @@ var _ = BeforeSuite(func() {
 	env, err = testenv.Start()
 	Expect(err).NotTo(HaveOccurred(), "starting the control plane (make controlplane builds it)")
 	k8s = env.Client
-	_, err = env.StartManager()
+	_, err = env.StartManager(managerOptions())
 	Expect(err).NotTo(HaveOccurred())
 })
 

@@ -179,12 +179,85 @@ type PaymentStatus struct {
 	// +optional
 	SettledAt *metav1.Time `json:"settledAt,omitempty"`
 
+	// remark is the provider's annotation; sandbox transactions carry SANDBOX_TRANSACTION.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Remark string `json:"remark,omitempty"`
+
+	// attempts are the USSD pushes, newest last. Each is recorded (phase Initiating) before the
+	// provider is called, so after a crash the controller asks the provider about that attempt
+	// instead of pushing again.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=20
+	// +optional
+	Attempts []PushAttempt `json:"attempts,omitempty"`
+
 	// conditions: Ready summarises the payment.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// AttemptPhase is where one push attempt stands.
+// +kubebuilder:validation:Enum=Initiating;Pending;Ambiguous;Succeeded;Failed
+type AttemptPhase string
+
+const (
+	// AttemptInitiating: recorded, the provider may or may not have received it.
+	AttemptInitiating AttemptPhase = "Initiating"
+	// AttemptPending: the provider accepted it; waiting for the customer.
+	AttemptPending AttemptPhase = "Pending"
+	// AttemptAmbiguous: the provider cannot tell yet; resolved by status queries only.
+	AttemptAmbiguous AttemptPhase = "Ambiguous"
+	// AttemptSucceeded: money moved.
+	AttemptSucceeded AttemptPhase = "Succeeded"
+	// AttemptFailed: money did not move.
+	AttemptFailed AttemptPhase = "Failed"
+)
+
+// PushAttempt is one USSD push of a payment.
+type PushAttempt struct {
+	// sequence is the push request this attempt answers.
+	// +required
+	Sequence int32 `json:"sequence"`
+
+	// reference is the idempotency reference sent to the provider: <namespace>.<trx_id>.<sequence>.
+	// +kubebuilder:validation:MaxLength=128
+	// +required
+	Reference string `json:"reference"`
+
+	// gateway the push went through.
+	// +required
+	Gateway GatewayCode `json:"gateway"`
+
+	// phase of the attempt.
+	// +required
+	Phase AttemptPhase `json:"phase"`
+
+	// providerReference is the provider's id for the push.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	ProviderReference string `json:"providerReference,omitempty"`
+
+	// code says why a failed attempt failed.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Code string `json:"code,omitempty"`
+
+	// fees is the gateway's fee schedule when the attempt started; the fee of a successful
+	// attempt is computed from it, whatever happens to the gateway later.
+	// +optional
+	Fees GatewayFees `json:"fees,omitempty"`
+
+	// startedAt is when the attempt was recorded.
+	// +required
+	StartedAt metav1.Time `json:"startedAt"`
+
+	// finishedAt is when the attempt reached Succeeded or Failed.
+	// +optional
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
 }
 
 // Payment is one payment session of a merchant. Its name is its trx_id.
@@ -219,6 +292,24 @@ type PaymentList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Payment `json:"items"`
+}
+
+// Terminal reports whether the payment reached success or failed, which never change.
+func (p *Payment) Terminal() bool {
+	return p.Status.Phase == PaymentSuccess || p.Status.Phase == PaymentFailed
+}
+
+// LatestAttempt returns the newest push attempt, or nil.
+func (p *Payment) LatestAttempt() *PushAttempt {
+	if len(p.Status.Attempts) == 0 {
+		return nil
+	}
+	return &p.Status.Attempts[len(p.Status.Attempts)-1]
+}
+
+// InFlight reports whether an attempt may still move money.
+func (a *PushAttempt) InFlight() bool {
+	return a != nil && a.Phase != AttemptSucceeded && a.Phase != AttemptFailed
 }
 
 // Phase returns the payment's phase; a payment no controller has touched yet is pending.

@@ -22,6 +22,6 @@ func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 }
 
 // SetupReconcilers registers every reconciler.
-func SetupReconcilers(mgr ctrl.Manager) error {
-	return controllers.SetupReconcilers(mgr)
+func SetupReconcilers(mgr ctrl.Manager, opts controllers.Options) error {
+	return controllers.SetupReconcilers(mgr, opts)
 }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/paygate/paygate/controllers"
 	"github.com/paygate/paygate/internal/controlplane"
 	"github.com/paygate/paygate/internal/kube"
 	"github.com/paygate/paygate/internal/operator"
@@ -74,7 +75,7 @@ func Start() (*Env, error) {
 }
 
 // StartManager starts the real manager (indexes and every reconciler) in the background.
-func (e *Env) StartManager() (ctrl.Manager, error) {
+func (e *Env) StartManager(opts controllers.Options) (ctrl.Manager, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.stopManager != nil {
@@ -95,7 +96,7 @@ func (e *Env) StartManager() (ctrl.Manager, error) {
 		cancel()
 		return nil, err
 	}
-	if err := operator.SetupReconcilers(mgr); err != nil {
+	if err := operator.SetupReconcilers(mgr, opts); err != nil {
 		cancel()
 		return nil, err
 	}

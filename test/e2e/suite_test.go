@@ -22,8 +22,10 @@ import (
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/apiserver"
+	"github.com/paygate/paygate/controllers"
 	"github.com/paygate/paygate/internal/credentials"
 	"github.com/paygate/paygate/internal/openapitest"
+	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/testenv"
 	"github.com/paygate/paygate/pkg/paygate"
 )
@@ -54,7 +56,10 @@ var _ = BeforeSuite(func() {
 	env, err = testenv.Start()
 	Expect(err).NotTo(HaveOccurred(), "starting the control plane (make controlplane builds it)")
 	k8s = env.Client
-	_, err = env.StartManager()
+	_, err = env.StartManager(controllers.Options{
+		Providers:    &provider.Registry{Sandbox: provider.NewSandbox(provider.SandboxOptions{})},
+		PollInterval: 100 * time.Millisecond,
+	})
 	Expect(err).NotTo(HaveOccurred())
 
 	key := make([]byte, 32)

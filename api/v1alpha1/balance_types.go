@@ -1,0 +1,85 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BalanceSpec names whose balance it is.
+type BalanceSpec struct {
+	// merchantRef is the Merchant (same namespace).
+	// +required
+	MerchantRef MerchantReference `json:"merchantRef"`
+
+	// environment of the balance: sandbox and production money never mix.
+	// +required
+	Environment Environment `json:"environment"`
+}
+
+// CurrencyBalance is the balance in one currency.
+type CurrencyBalance struct {
+	// currency of the balance.
+	// +required
+	Currency CurrencyCode `json:"currency"`
+
+	// available is the sum of the net amounts of the merchant's successful payments in this
+	// currency and environment.
+	// +required
+	Available Decimal `json:"available"`
+
+	// settledPayments counts the successful payments summed.
+	// +required
+	SettledPayments int64 `json:"settledPayments"`
+}
+
+// BalanceStatus is derived from the payments on every pass; it is never incremented, so it can
+// always be recomputed and a repeated or crashed reconcile can never credit twice.
+type BalanceStatus struct {
+	// currencies, one entry per currency with settled payments.
+	// +listType=map
+	// +listMapKey=currency
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Currencies []CurrencyBalance `json:"currencies,omitempty"`
+
+	// observedPayments is how many payments of the merchant and environment the last pass read.
+	// +optional
+	ObservedPayments int64 `json:"observedPayments,omitempty"`
+}
+
+// Balance is a merchant's wallet balances in one environment, owned by the Merchant and kept by
+// the balance controller.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=bal,categories=paygate
+// +kubebuilder:printcolumn:name="Merchant",type=string,JSONPath=`.spec.merchantRef.name`
+// +kubebuilder:printcolumn:name="Env",type=string,JSONPath=`.spec.environment`
+// +kubebuilder:printcolumn:name="Currency",type=string,JSONPath=`.status.currencies[0].currency`
+// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.currencies[0].available`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Balance struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec names the merchant and environment.
+	// +required
+	Spec BalanceSpec `json:"spec"`
+
+	// status holds the balances.
+	// +optional
+	Status BalanceStatus `json:"status,omitempty"`
+}
+
+// BalanceList contains a list of Balance.
+// +kubebuilder:object:root=true
+type BalanceList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Balance `json:"items"`
+}
+
+// BalanceName is the name of a merchant's Balance in env.
+func BalanceName(merchant string, env Environment) string { return merchant + "-" + string(env) }
+
+func init() {
+	SchemeBuilder.Register(&Balance{}, &BalanceList{})
+}

@@ -1,0 +1,131 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/money"
+)
+
+// BalanceReconciler keeps each merchant's Balance objects, one per environment. A balance is
+// derived: the sum of the net amounts of the merchant's successful payments in that environment,
+// recomputed from the payments on every pass. Nothing is ever added to a stored number, so a
+// payment is credited exactly once whatever reconciles repeat or crash (docs/ledger.md).
+type BalanceReconciler struct {
+	client.Client
+}
+
+// +kubebuilder:rbac:groups=paygate.dev,resources=balances,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=paygate.dev,resources=balances/status,verbs=get;update;patch
+
+// Reconcile recomputes a merchant's balances; the request names the Merchant.
+func (r *BalanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	m := &paygatev1.Merchant{}
+	if err := r.Get(ctx, req.NamespacedName, m); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !m.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	var payments paygatev1.PaymentList
+	if err := r.List(ctx, &payments, client.InNamespace(m.Namespace), client.MatchingLabels{paygatev1.LabelMerchant: m.Name}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing payments: %w", err)
+	}
+	for _, env := range paygatev1.Environments {
+		status, err := SumBalances(payments.Items, m.Name, env)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.ensureBalance(ctx, m, env, status); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// SumBalances derives a merchant's balances in env from its payments.
+func SumBalances(payments []paygatev1.Payment, merchant string, env paygatev1.Environment) (paygatev1.BalanceStatus, error) {
+	sums := map[paygatev1.CurrencyCode]money.Amount{}
+	counts := map[paygatev1.CurrencyCode]int64{}
+	var observed int64
+	for _, p := range payments {
+		if p.Spec.MerchantRef.Name != merchant || p.Spec.Environment != env {
+			continue
+		}
+		observed++
+		if p.Status.Phase != paygatev1.PaymentSuccess {
+			continue
+		}
+		net, err := money.ParseAmount(string(p.Status.NetAmount))
+		if err != nil {
+			return paygatev1.BalanceStatus{}, fmt.Errorf("payment %s has an unreadable net amount %q: %w", p.Name, p.Status.NetAmount, err)
+		}
+		sums[p.Spec.Currency] = sums[p.Spec.Currency].Add(net)
+		counts[p.Spec.Currency]++
+	}
+	status := paygatev1.BalanceStatus{ObservedPayments: observed}
+	for cur, sum := range sums {
+		c, _ := money.LookupCurrency(string(cur))
+		status.Currencies = append(status.Currencies, paygatev1.CurrencyBalance{
+			Currency: cur, Available: paygatev1.Decimal(sum.StringFixed(c.Scale)), SettledPayments: counts[cur],
+		})
+	}
+	slices.SortFunc(status.Currencies, func(a, b paygatev1.CurrencyBalance) int { return strings.Compare(string(a.Currency), string(b.Currency)) })
+	return status, nil
+}
+
+func (r *BalanceReconciler) ensureBalance(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, status paygatev1.BalanceStatus) error {
+	b := &paygatev1.Balance{}
+	key := client.ObjectKey{Namespace: m.Namespace, Name: paygatev1.BalanceName(m.Name, env)}
+	err := r.Get(ctx, key, b)
+	if apierrors.IsNotFound(err) {
+		b = &paygatev1.Balance{
+			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name,
+				Labels: map[string]string{paygatev1.LabelMerchant: m.Name, paygatev1.LabelEnvironment: string(env)}},
+			Spec: paygatev1.BalanceSpec{MerchantRef: paygatev1.MerchantReference{Name: m.Name}, Environment: env},
+		}
+		if err := controllerutil.SetControllerReference(m, b, r.Scheme()); err != nil {
+			return err
+		}
+		if err := r.Create(ctx, b); err != nil {
+			return fmt.Errorf("creating balance %s: %w", key.Name, err)
+		}
+	} else if err != nil {
+		return fmt.Errorf("reading balance %s: %w", key.Name, err)
+	}
+	if equality.Semantic.DeepEqual(b.Status, status) {
+		return nil
+	}
+	base := b.DeepCopy()
+	b.Status = status
+	if err := r.Status().Patch(ctx, b, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("patching balance %s: %w", key.Name, err)
+	}
+	return nil
+}
+
+// SetupWithManager watches Merchants, their Balances and their Payments.
+func (r *BalanceReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&paygatev1.Merchant{}).
+		Owns(&paygatev1.Balance{}).
+		Watches(&paygatev1.Payment{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			p := o.(*paygatev1.Payment)
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Spec.MerchantRef.Name}}}
+		})).
+		Named("balance").
+		Complete(r)
+}

@@ -1,0 +1,374 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/provider"
+)
+
+// Payment event reasons, in pairs.
+const (
+	ReasonPushStarted       = "PushStarted"
+	ReasonPushFailed        = "PushFailed"
+	ReasonPaymentSucceeded  = "PaymentSucceeded"
+	ReasonPaymentFailed     = "PaymentFailed"
+	ReasonPaymentExpired    = "PaymentExpired"
+	ReasonAwaitingPush      = "AwaitingPush"
+	ReasonAwaitingCustomer  = "AwaitingCustomer"
+	ReasonAttemptAmbiguous  = "AttemptAmbiguous"
+	ReasonProviderUnhealthy = "ProviderUnreachable"
+)
+
+// Providers resolves which provider carries a payment's money.
+type Providers interface {
+	// For returns the provider for a gateway in an environment. Sandbox payments always use the
+	// simulator; production uses the gateway's provider.
+	For(ctx context.Context, gw *paygatev1.Gateway, env paygatev1.Environment) (provider.Provider, error)
+}
+
+// PaymentReconciler drives a Payment from pending to success or failed through the mobile-money
+// provider. Money movement is written ahead: an attempt is recorded in status before the
+// provider is called, and an attempt whose outcome is unknown is resolved by status queries,
+// never by a second push (architecture rule 4).
+type PaymentReconciler struct {
+	client.Client
+	Recorder  events.EventRecorder
+	Providers Providers
+	// Clock is the controller's time source.
+	Clock func() time.Time
+	// PollInterval is how often an attempt in flight is queried (default 2 s).
+	PollInterval time.Duration
+	// CallbackURL is where the upstream provider posts results (the apiserver's internal route).
+	CallbackURL string
+}
+
+type paymentScope struct {
+	payment *paygatev1.Payment
+	// base is what the API server holds: the start of the pass, then the write-ahead record.
+	base *paygatev1.Payment
+	now  time.Time
+}
+
+// +kubebuilder:rbac:groups=paygate.dev,resources=payments,verbs=get;list;watch
+// +kubebuilder:rbac:groups=paygate.dev,resources=payments/status,verbs=get;update;patch
+
+// Reconcile moves one payment forward.
+func (r *PaymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	p := &paygatev1.Payment{}
+	if err := r.Get(ctx, req.NamespacedName, p); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if p.Terminal() {
+		return ctrl.Result{}, nil // terminal states never change
+	}
+	s := &paymentScope{payment: p, base: p.DeepCopy(), now: r.Clock()}
+	defer func() {
+		if err := r.patchStatus(ctx, s.base, p, retErr); err != nil {
+			retErr = errors.Join(retErr, err)
+		}
+	}()
+	return runSteps(ctx, s,
+		r.resolveAttempt,
+		r.startPush,
+		r.expire,
+	)
+}
+
+func (r *PaymentReconciler) patchStatus(ctx context.Context, base, p *paygatev1.Payment, reconcileErr error) error {
+	if p.Status.Phase == "" {
+		p.Status.Phase = paygatev1.PaymentPending
+	}
+	ready := metav1.Condition{Type: paygatev1.ConditionReady, ObservedGeneration: p.Generation}
+	switch a := p.LatestAttempt(); {
+	case p.Status.Phase == paygatev1.PaymentSuccess:
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionTrue, ReasonPaymentSucceeded, "Payment settled"
+	case p.Status.Phase == paygatev1.PaymentFailed:
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonPaymentFailed, "Payment failed: "+p.Status.Reason
+	case a == nil:
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonAwaitingPush, "Waiting for a push request"
+	case a.Phase == paygatev1.AttemptAmbiguous:
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionUnknown, ReasonAttemptAmbiguous, "The provider cannot tell yet whether money moved; asking again"
+	default:
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonAwaitingCustomer, "Waiting for the customer to approve the prompt"
+	}
+	if reconcileErr != nil && !p.Terminal() {
+		ready.Reason, ready.Message = ReasonProviderUnhealthy, "Retrying: "+reconcileErr.Error()
+	}
+	meta.SetStatusCondition(&p.Status.Conditions, ready)
+	if reconcileErr == nil {
+		p.Status.ObservedGeneration = p.Generation
+	}
+	if equality.Semantic.DeepEqual(base.Status, p.Status) {
+		return nil
+	}
+	// The optimistic lock turns a pass that read a stale cache into a conflict and a retry,
+	// never into a lost attempt.
+	if err := r.Status().Patch(ctx, p, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("patching payment status: %w", err))
+	}
+	return nil
+}
+
+// resolveAttempt asks the provider about the newest attempt while it may still move money.
+func (r *PaymentReconciler) resolveAttempt(ctx context.Context, s *paymentScope) (ctrl.Result, error) {
+	p := s.payment
+	a := p.LatestAttempt()
+	if !a.InFlight() {
+		return ctrl.Result{}, nil
+	}
+	prov, err := r.providerFor(ctx, p, a.Gateway)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	res, err := prov.PushStatus(ctx, a.Reference)
+	if errors.Is(err, provider.ErrNotFound) && a.Phase == paygatev1.AttemptInitiating {
+		// The push was recorded but never reached the provider (a crash or a lost request):
+		// pushing now, with the same reference, is the first push it will see.
+		res, err = prov.Push(ctx, r.pushRequest(p, a))
+	}
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("asking the provider about attempt %s: %w", a.Reference, err)
+	}
+	r.applyResult(s, a, res)
+	return r.pollIfInFlight(p), nil
+}
+
+// startPush answers a new push request: it records the attempt (written ahead), then pushes.
+func (r *PaymentReconciler) startPush(ctx context.Context, s *paymentScope) (ctrl.Result, error) {
+	p := s.payment
+	pr := p.Spec.PushRequest
+	last := p.LatestAttempt()
+	if p.Terminal() || pr == nil || last.InFlight() || (last != nil && last.Sequence >= pr.Sequence) ||
+		!s.now.Before(p.Spec.ExpiresAt.Time) || len(p.Status.Attempts) >= 20 {
+		return ctrl.Result{}, nil
+	}
+	gw, err := r.chooseGateway(ctx, p, pr.Gateway)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if gw == nil {
+		r.fail(s, provider.CodePaymentDeclined, "no eligible gateway is in service any more")
+		return ctrl.Result{}, nil
+	}
+	attempt := paygatev1.PushAttempt{
+		Sequence:  pr.Sequence,
+		Reference: fmt.Sprintf("%s.%s.%d", p.Namespace, p.Name, pr.Sequence),
+		Gateway:   gw.Code(),
+		Phase:     paygatev1.AttemptInitiating,
+		Fees:      gw.Spec.Fees,
+		StartedAt: metav1.NewTime(s.now),
+	}
+	// Write ahead: the attempt is stored before the provider hears of it.
+	before := p.DeepCopy()
+	p.Status.Phase = paygatev1.PaymentPending
+	p.Status.Gateway = gw.Code()
+	p.Status.Attempts = append(p.Status.Attempts, attempt)
+	if err := r.Status().Patch(ctx, p, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return ctrl.Result{}, fmt.Errorf("recording push attempt %s: %w", attempt.Reference, err)
+	}
+	s.base = p.DeepCopy()
+	prov, err := r.providerFor(ctx, p, gw.Code())
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	a := p.LatestAttempt()
+	res, err := prov.Push(ctx, r.pushRequest(p, a))
+	if err != nil {
+		// Unknown outcome: the attempt stays Initiating and the next pass asks the provider.
+		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPushFailed, "Push", "Push %s through %s: outcome unknown, will ask the provider: %v", a.Reference, gw.Name, err)
+		return ctrl.Result{RequeueAfter: r.pollInterval()}, nil
+	}
+	r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, ReasonPushStarted, "Push", "Pushed %s %s through %s (attempt %d)", p.Spec.Amount, p.Spec.Currency, gw.Name, a.Sequence)
+	r.applyResult(s, a, res)
+	return r.pollIfInFlight(p), nil
+}
+
+// expire fails a pending payment whose checkout session ended. An attempt the provider calls
+// ambiguous holds it open: money may have moved, so only a status answer may end it.
+func (r *PaymentReconciler) expire(_ context.Context, s *paymentScope) (ctrl.Result, error) {
+	p := s.payment
+	if p.Terminal() {
+		return ctrl.Result{}, nil
+	}
+	if left := p.Spec.ExpiresAt.Time.Sub(s.now); left > 0 {
+		return ctrl.Result{RequeueAfter: left}, nil
+	}
+	if a := p.LatestAttempt(); a != nil && (a.Phase == paygatev1.AttemptAmbiguous || a.Phase == paygatev1.AttemptInitiating) {
+		return ctrl.Result{RequeueAfter: r.pollInterval()}, nil
+	}
+	if a := p.LatestAttempt(); a.InFlight() {
+		a.Phase, a.Code, a.FinishedAt = paygatev1.AttemptFailed, provider.CodeExpiredSession, ptrTime(s.now)
+	}
+	r.fail(s, provider.CodeExpiredSession, "the checkout session expired")
+	return ctrl.Result{}, nil
+}
+
+// applyResult records what the provider said about attempt a and settles the payment when the
+// attempt is final.
+func (r *PaymentReconciler) applyResult(s *paymentScope, a *paygatev1.PushAttempt, res provider.Result) {
+	p := s.payment
+	if res.ProviderReference != "" {
+		a.ProviderReference = res.ProviderReference
+	}
+	if res.Remark != "" {
+		p.Status.Remark = res.Remark
+	}
+	switch res.Status {
+	case provider.StatusPending:
+		a.Phase = paygatev1.AttemptPending
+	case provider.StatusAmbiguous:
+		a.Phase = paygatev1.AttemptAmbiguous
+	case provider.StatusSuccess:
+		a.Phase, a.FinishedAt = paygatev1.AttemptSucceeded, ptrTime(s.now)
+		r.succeed(s, a)
+	case provider.StatusFailed:
+		code := res.Code
+		if code == "" {
+			code = provider.CodePaymentDeclined
+		}
+		a.Phase, a.Code, a.FinishedAt = paygatev1.AttemptFailed, code, ptrTime(s.now)
+		r.fail(s, code, "the provider reported "+code)
+	}
+}
+
+// succeed settles the payment: fee from the attempt's fee schedule, half-up to the currency's
+// scale, and net = amount - fee exactly.
+func (r *PaymentReconciler) succeed(s *paymentScope, a *paygatev1.PushAttempt) {
+	p := s.payment
+	fee, net, err := paymentFee(p, a.Fees)
+	if err != nil {
+		// The amount was validated at creation and the fees at apply time; should they still not
+		// compute, the customer has paid: settle with no fee and say so.
+		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPaymentSucceeded, "Settle", "Fee could not be computed (%v); settled without a fee", err)
+		fee, net = money.Amount{}, money.MustParseAmount(string(p.Spec.Amount))
+	}
+	cur, _ := money.LookupCurrency(string(p.Spec.Currency))
+	p.Status.Phase, p.Status.Reason = paygatev1.PaymentSuccess, ""
+	p.Status.Gateway = a.Gateway
+	p.Status.Fee = paygatev1.Decimal(fee.StringFixed(cur.Scale))
+	p.Status.NetAmount = paygatev1.Decimal(net.StringFixed(cur.Scale))
+	p.Status.SettledAt = ptrTime(s.now)
+	r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, ReasonPaymentSucceeded, "Settle", "Settled %s %s (fee %s, net %s) through %s",
+		p.Spec.Amount, p.Spec.Currency, p.Status.Fee, p.Status.NetAmount, a.Gateway)
+}
+
+func paymentFee(p *paygatev1.Payment, fees paygatev1.GatewayFees) (money.Amount, money.Amount, error) {
+	cur, ok := money.LookupCurrency(string(p.Spec.Currency))
+	if !ok {
+		return money.Amount{}, money.Amount{}, fmt.Errorf("unknown currency %s", p.Spec.Currency)
+	}
+	amount, err := money.ParseAmount(string(p.Spec.Amount))
+	if err != nil {
+		return money.Amount{}, money.Amount{}, err
+	}
+	sched := money.FeeSchedule{}
+	if fees.Percent != "" {
+		if sched.Percent, err = money.ParseAmount(fees.Percent); err != nil {
+			return money.Amount{}, money.Amount{}, err
+		}
+	}
+	if fees.Fixed != "" {
+		if sched.Fixed, err = money.ParseAmount(string(fees.Fixed)); err != nil {
+			return money.Amount{}, money.Amount{}, err
+		}
+	}
+	return money.ComputeFee(amount, sched, cur)
+}
+
+func (r *PaymentReconciler) fail(s *paymentScope, code, why string) {
+	p := s.payment
+	p.Status.Phase, p.Status.Reason, p.Status.SettledAt = paygatev1.PaymentFailed, code, ptrTime(s.now)
+	reason := ReasonPaymentFailed
+	if code == provider.CodeExpiredSession {
+		reason = ReasonPaymentExpired
+	}
+	r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, reason, "Settle", "Payment failed with %s: %s", code, why)
+}
+
+func (r *PaymentReconciler) pushRequest(p *paygatev1.Payment, a *paygatev1.PushAttempt) provider.PushRequest {
+	phone := string(p.Spec.Customer.Phone)
+	if p.Spec.PushRequest != nil && p.Spec.PushRequest.Sequence == a.Sequence {
+		phone = string(p.Spec.PushRequest.Phone)
+	}
+	return provider.PushRequest{
+		Reference: a.Reference, Phone: phone, Amount: string(p.Spec.Amount), Currency: string(p.Spec.Currency),
+		Gateway: string(a.Gateway), Description: p.Spec.Description, CallbackURL: r.CallbackURL,
+	}
+}
+
+// chooseGateway picks the requested gateway when it is one of the payment's eligible gateways,
+// else the first eligible gateway still in service.
+func (r *PaymentReconciler) chooseGateway(ctx context.Context, p *paygatev1.Payment, requested paygatev1.GatewayCode) (*paygatev1.Gateway, error) {
+	candidates := p.Spec.Gateways
+	if requested != "" && slices.Contains(candidates, requested) {
+		candidates = append([]paygatev1.GatewayCode{requested}, candidates...)
+	}
+	for _, code := range candidates {
+		gw := &paygatev1.Gateway{}
+		if err := r.Get(ctx, client.ObjectKey{Name: string(code)}, gw); err != nil {
+			if client.IgnoreNotFound(err) != nil {
+				return nil, fmt.Errorf("reading gateway %s: %w", code, err)
+			}
+			continue
+		}
+		if gw.IsActive() && gw.Spec.Currency == p.Spec.Currency && gw.DeletionTimestamp.IsZero() {
+			return gw, nil
+		}
+	}
+	return nil, nil
+}
+
+func (r *PaymentReconciler) providerFor(ctx context.Context, p *paygatev1.Payment, code paygatev1.GatewayCode) (provider.Provider, error) {
+	gw := &paygatev1.Gateway{}
+	if err := r.Get(ctx, client.ObjectKey{Name: string(code)}, gw); err != nil {
+		if client.IgnoreNotFound(err) != nil || p.Spec.Environment == paygatev1.EnvironmentProduction {
+			return nil, fmt.Errorf("reading gateway %s: %w", code, err)
+		}
+		gw.Name = string(code) // sandbox needs nothing from the gateway
+	}
+	prov, err := r.Providers.For(ctx, gw, p.Spec.Environment)
+	if err != nil {
+		return nil, fmt.Errorf("resolving the provider of gateway %s: %w", code, err)
+	}
+	return prov, nil
+}
+
+func (r *PaymentReconciler) pollIfInFlight(p *paygatev1.Payment) ctrl.Result {
+	if p.LatestAttempt().InFlight() && !p.Terminal() {
+		return ctrl.Result{RequeueAfter: r.pollInterval()}
+	}
+	return ctrl.Result{}
+}
+
+func (r *PaymentReconciler) pollInterval() time.Duration {
+	if r.PollInterval > 0 {
+		return r.PollInterval
+	}
+	return 2 * time.Second
+}
+
+func ptrTime(t time.Time) *metav1.Time { mt := metav1.NewTime(t); return &mt }
+
+// SetupWithManager watches Payments.
+func (r *PaymentReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&paygatev1.Payment{}).
+		WithOptions(controllerOptions(concurrency)).
+		Named("payment").
+		Complete(r)
+}
+

@@ -1,0 +1,168 @@
+package provider
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Callback headers the upstream provider sets on every callback POST.
+const (
+	// CallbackSignatureHeader carries the lowercase or uppercase hex HMAC-SHA256, keyed with the
+	// callback secret, of "<timestamp>.<raw body>".
+	CallbackSignatureHeader = "X-Provider-Signature"
+	// CallbackTimestampHeader carries the signing time in Unix seconds (decimal).
+	CallbackTimestampHeader = "X-Provider-Timestamp"
+)
+
+// Callback kinds: which operation a callback is about.
+const (
+	CallbackKindCollection   = "collection"
+	CallbackKindDisbursement = "disbursement"
+)
+
+// DefaultCallbackMaxAge is the tolerated clock distance of a callback's timestamp when
+// ParseCallback is given a maxAge <= 0.
+const DefaultCallbackMaxAge = 5 * time.Minute
+
+// MaxCallbackBody is the largest callback body ParseCallback accepts; receivers should read at
+// most this many bytes (plus one, to detect more).
+const MaxCallbackBody = 64 << 10
+
+// Errors ParseCallback wraps, so that a receiver can tell a forged or stale callback (answer 401,
+// log as suspicious) from a well-signed one it does not understand (answer 400).
+var (
+	// ErrCallbackSignature: the signature is missing, malformed or does not match.
+	ErrCallbackSignature = errors.New("provider: callback signature is invalid")
+	// ErrCallbackTimestamp: the timestamp is missing, malformed or outside the allowed window.
+	ErrCallbackTimestamp = errors.New("provider: callback timestamp is invalid or outside the allowed window")
+	// ErrCallbackPayload: the signed body is not a callback Paygate understands.
+	ErrCallbackPayload = errors.New("provider: callback payload is invalid")
+)
+
+// Callback is a verified result notification from the upstream provider. Callbacks may arrive
+// late, more than once, or out of order: they are hints to be applied idempotently (a terminal
+// status never goes back), or confirmed by a status query.
+type Callback struct {
+	Reference         string
+	ProviderReference string
+	Status            Status
+	Code              string
+	Message           string
+	// Kind is CallbackKindCollection or CallbackKindDisbursement.
+	Kind string
+}
+
+// callbackBody is the callback's wire shape.
+type callbackBody struct {
+	Reference         string `json:"reference"`
+	ProviderReference string `json:"provider_reference"`
+	Status            string `json:"status"`
+	Code              string `json:"code"`
+	Message           string `json:"message"`
+	Kind              string `json:"kind"`
+}
+
+// SignCallback returns the hex HMAC-SHA256 of "<timestamp>.<body>" keyed with secret: the value
+// of the X-Provider-Signature header.
+func SignCallback(secret []byte, timestamp string, body []byte) string {
+	return hex.EncodeToString(callbackMAC(secret, timestamp, body))
+}
+
+func callbackMAC(secret []byte, timestamp string, body []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(timestamp))
+	m.Write([]byte{'.'})
+	m.Write(body)
+	return m.Sum(nil)
+}
+
+// ParseCallback verifies and decodes a callback: signatureHex and timestamp are the
+// X-Provider-Signature and X-Provider-Timestamp headers, body the raw request body. It checks,
+// in this order, the signature (constant time), that the timestamp is within maxAge of now in
+// either direction (maxAge <= 0 means DefaultCallbackMaxAge), and the payload: valid JSON object,
+// non-empty reference, a known status (INPROGRESS is StatusPending), a known kind. A FAILED
+// callback without a code gets CodeProviderError. Errors wrap ErrCallbackSignature,
+// ErrCallbackTimestamp or ErrCallbackPayload and never contain the secret.
+func ParseCallback(secret []byte, signatureHex, timestamp string, body []byte, now time.Time, maxAge time.Duration) (Callback, error) {
+	if len(secret) == 0 {
+		// An empty key would make every attacker's signature computable.
+		return Callback{}, fmt.Errorf("%w: no callback secret configured", ErrCallbackSignature)
+	}
+	if signatureHex == "" {
+		return Callback{}, fmt.Errorf("%w: missing %s", ErrCallbackSignature, CallbackSignatureHeader)
+	}
+	sig, err := hex.DecodeString(signatureHex)
+	if err != nil || len(sig) != sha256.Size {
+		return Callback{}, fmt.Errorf("%w: %s is not a hex SHA-256 MAC", ErrCallbackSignature, CallbackSignatureHeader)
+	}
+	if timestamp == "" {
+		return Callback{}, fmt.Errorf("%w: missing %s", ErrCallbackTimestamp, CallbackTimestampHeader)
+	}
+	if !hmac.Equal(sig, callbackMAC(secret, timestamp, body)) {
+		return Callback{}, fmt.Errorf("%w: mismatch", ErrCallbackSignature)
+	}
+
+	ts, err := parseUnixSeconds(timestamp)
+	if err != nil {
+		return Callback{}, fmt.Errorf("%w: %s is not Unix seconds", ErrCallbackTimestamp, CallbackTimestampHeader)
+	}
+	if maxAge <= 0 {
+		maxAge = DefaultCallbackMaxAge
+	}
+	// Compare in seconds to avoid overflow in time arithmetic for absurd timestamps.
+	skew := now.Unix() - ts
+	limit := int64(maxAge / time.Second)
+	if skew > limit || -skew > limit {
+		return Callback{}, fmt.Errorf("%w: signed %ds away from now (allowed %ds)", ErrCallbackTimestamp, skew, limit)
+	}
+
+	if len(body) > MaxCallbackBody {
+		return Callback{}, fmt.Errorf("%w: body larger than %d bytes", ErrCallbackPayload, MaxCallbackBody)
+	}
+	var cb callbackBody
+	if err := json.Unmarshal(body, &cb); err != nil {
+		return Callback{}, fmt.Errorf("%w: malformed JSON: %v", ErrCallbackPayload, err)
+	}
+	if cb.Reference == "" {
+		return Callback{}, fmt.Errorf("%w: empty reference", ErrCallbackPayload)
+	}
+	st, err := ParseUpstreamStatus(cb.Status)
+	if err != nil {
+		return Callback{}, fmt.Errorf("%w: %v", ErrCallbackPayload, err)
+	}
+	if cb.Kind != CallbackKindCollection && cb.Kind != CallbackKindDisbursement {
+		return Callback{}, fmt.Errorf("%w: unknown kind %q", ErrCallbackPayload, truncateUpstreamText(cb.Kind))
+	}
+	out := Callback{
+		Reference:         cb.Reference,
+		ProviderReference: cb.ProviderReference,
+		Status:            st,
+		Code:              cb.Code,
+		Message:           cb.Message,
+		Kind:              cb.Kind,
+	}
+	if st == StatusFailed && out.Code == "" {
+		out.Code = CodeProviderError
+	}
+	return out, nil
+}
+
+// parseUnixSeconds accepts a plain non-negative decimal integer, nothing else (no sign, spaces
+// or fractions).
+func parseUnixSeconds(s string) (int64, error) {
+	if s == "" || len(s) > 18 {
+		return 0, errors.New("bad length")
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, errors.New("not decimal")
+		}
+	}
+	return strconv.ParseInt(s, 10, 64)
+}

@@ -1,0 +1,94 @@
+// Package provider is the mobile-money provider Paygate moves money through: USSD push
+// (collection), push status query, disbursement and disbursement status query. Every call
+// carries the caller's reference, which is also the idempotency key: the provider performs at
+// most one operation per reference, and a status query by reference tells whether an earlier call
+// reached it. Implementations: the in-process sandbox simulator (sandbox.go) and the upstream
+// HTTP adapter (upstream.go).
+package provider
+
+import (
+	"context"
+	"errors"
+)
+
+// Status is the provider's view of an operation.
+type Status string
+
+const (
+	// StatusPending (upstream: INPROGRESS): accepted, waiting for the customer or the network.
+	StatusPending Status = "PENDING"
+	// StatusSuccess: money moved.
+	StatusSuccess Status = "SUCCESS"
+	// StatusFailed: money did not move and will not; Code says why.
+	StatusFailed Status = "FAILED"
+	// StatusAmbiguous: the provider cannot say yet whether money moved. Resolved only by status
+	// queries, never by a new operation.
+	StatusAmbiguous Status = "AMBIGUOUS"
+)
+
+// Terminal reports whether the status can no longer change.
+func (s Status) Terminal() bool { return s == StatusSuccess || s == StatusFailed }
+
+// Failure codes, as the spec's section 7 names them where it has a name.
+const (
+	CodeInsufficientFunds = "INSUFFICIENT_FUNDS"
+	CodePaymentDeclined   = "PAYMENT_DECLINED"
+	CodeCustomerCancelled = "CUSTOMER_CANCELLED"
+	CodeExpiredSession    = "EXPIRED_SESSION"
+	CodeInvalidAccount    = "INVALID_ACCOUNT"
+	CodeProviderError     = "PROVIDER_ERROR"
+)
+
+// ErrNotFound is returned by status queries for a reference the provider never received: the
+// earlier call did not reach it, so it is safe to make the call (with the same reference).
+var ErrNotFound = errors.New("provider: no operation with this reference")
+
+// PushRequest asks the customer to approve a collection on their phone.
+type PushRequest struct {
+	// Reference identifies this attempt; the provider performs one push per reference.
+	Reference string
+	// Phone is the customer's mobile number, E.164.
+	Phone string
+	// Amount is a decimal string at the currency's scale; Currency is ISO 4217.
+	Amount   string
+	Currency string
+	// Gateway is the gateway code the money travels through.
+	Gateway string
+	// Description is shown to the customer where the network allows.
+	Description string
+	// CallbackURL receives the provider's result (upstream only).
+	CallbackURL string
+}
+
+// DisbursementRequest sends money to a mobile number (payouts).
+type DisbursementRequest struct {
+	Reference   string
+	Phone       string
+	Amount      string
+	Currency    string
+	Gateway     string
+	CallbackURL string
+}
+
+// Result is what the provider says about an operation.
+type Result struct {
+	Status Status
+	// ProviderReference is the provider's own id for the operation, once it has one.
+	ProviderReference string
+	// Code says why a failed operation failed.
+	Code string
+	// Message is the provider's human text, if any (never shown to customers as is).
+	Message string
+	// Remark is an annotation the provider attaches (the sandbox marks SANDBOX_TRANSACTION).
+	Remark string
+}
+
+// Provider moves money. Implementations are safe for concurrent use. An error (other than
+// ErrNotFound from a status query) means the outcome is unknown: the caller asks again by
+// status query, never by a new push or disbursement.
+type Provider interface {
+	Push(ctx context.Context, req PushRequest) (Result, error)
+	PushStatus(ctx context.Context, reference string) (Result, error)
+	Disburse(ctx context.Context, req DisbursementRequest) (Result, error)
+	DisbursementStatus(ctx context.Context, reference string) (Result, error)
+}

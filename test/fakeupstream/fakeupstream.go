@@ -1,0 +1,686 @@
+// Package fakeupstream is a real HTTP fake of the upstream mobile-money provider, speaking the
+// protocol in docs/upstream-provider.md. Tests start one with New, point provider.NewUpstream (or
+// the whole system) at URL(), script per-number outcomes and faults, and inspect what the fake
+// received.
+//
+// Time: settlement (Scenario.SettleAfter) is evaluated lazily, on each request, against
+// Options.Clock; there are no background timers for it. Callbacks are the exception: they are sent
+// by goroutines — at POST time for an operation that settles at once, when a status query first
+// observes the settlement by Clock, or, for a SettleAfter operation, after SettleAfter of REAL time
+// has passed since the POST (whichever comes first; the automatic callback is sent once, plus
+// DuplicateCallbacks copies). A test with a frozen injected Clock therefore still receives the
+// callback of a SettleAfter operation after SettleAfter of wall time: keep SettleAfter small in
+// callback tests, or large (and advance the Clock) when no callback should arrive on its own.
+package fakeupstream
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paygate/paygate/internal/provider"
+)
+
+// Options configures a fake. Zero values get sensible defaults.
+type Options struct {
+	// Token is the bearer token the fake accepts; "" means a random one (read it from Server.Token).
+	Token string
+	// CallbackSecret signs callbacks; nil means a random one (read it from Server.CallbackSecret).
+	CallbackSecret []byte
+	// Clock drives settlement and callback timestamps; nil means time.Now. It must be safe for
+	// concurrent use.
+	Clock func() time.Time
+}
+
+// Scenario scripts what happens to every operation (collection or disbursement) for one msisdn.
+// The zero Scenario is the default for unscripted numbers: success at once.
+type Scenario struct {
+	// Outcome is the final status: provider.StatusSuccess (also for ""), StatusFailed,
+	// StatusAmbiguous (stays ambiguous forever), or StatusPending (never resolves: INPROGRESS).
+	Outcome provider.Status
+	// Code is the failure code of a FAILED outcome; "" means PAYMENT_DECLINED.
+	Code string
+	// SettleAfter keeps the operation INPROGRESS until this long after the POST, by the fake's
+	// Clock. 0 settles at once: the POST answer itself carries the outcome.
+	SettleAfter time.Duration
+	// AmbiguousFor answers AMBIGUOUS to the first N status queries made once the operation has
+	// settled (queries while it is still INPROGRESS do not count), then the outcome. An operation
+	// that settles at once also answers its POST with AMBIGUOUS when N > 0.
+	AmbiguousFor int
+	// PostLatency sleeps (real time) before answering each POST for this number; the operation is
+	// recorded before the sleep, so a client that times out has still pushed.
+	PostLatency time.Duration
+	// PostError answers the POST that creates the operation with this HTTP status (e.g. 500) after
+	// recording it: the provider got it but the answer was lost. Repeated POSTs with the same
+	// reference answer normally. 0 for none.
+	PostError int
+	// DropPostConnection closes the connection without any answer, after recording the operation,
+	// on the POST that creates it. Repeated POSTs answer normally.
+	DropPostConnection bool
+	// Callback sends a signed callback to the request's callback_url when the operation settles
+	// (not for a PENDING outcome). It carries the outcome, regardless of AmbiguousFor.
+	Callback bool
+	// DuplicateCallbacks sends this many extra copies of that callback (each freshly stamped).
+	DuplicateCallbacks int
+	// CallbackDelay waits this much real time more before sending the callback.
+	CallbackDelay time.Duration
+}
+
+// Server is a running fake upstream provider. Its methods are safe for concurrent use.
+type Server struct {
+	// Token is the bearer token the fake accepts.
+	Token string
+	// CallbackSecret is the key the fake signs callbacks with.
+	CallbackSecret []byte
+
+	t        testing.TB
+	srv      *httptest.Server
+	clock    func() time.Time
+	cbClient *http.Client
+	ctx      context.Context // cancelled when the fake closes
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup // callback goroutines
+
+	mu                 sync.Mutex
+	closed             bool
+	scripts            map[string]Scenario
+	ops                map[opKey]*operation
+	posts              map[opKey]int
+	pushes             int
+	disbursements      int
+	seq                int
+	failStatus         int
+	latency            time.Duration
+	callbacksDelivered int
+	callbacksFailed    int
+}
+
+const (
+	kindCollection   = provider.CallbackKindCollection
+	kindDisbursement = provider.CallbackKindDisbursement
+)
+
+type opKey struct{ kind, reference string }
+
+type wireRequest struct {
+	Reference   string `json:"reference"`
+	MSISDN      string `json:"msisdn"`
+	Amount      string `json:"amount"`
+	Currency    string `json:"currency"`
+	Gateway     string `json:"gateway"`
+	Description string `json:"description"`
+	CallbackURL string `json:"callback_url"`
+}
+
+type wireResponse struct {
+	Reference         string `json:"reference"`
+	ProviderReference string `json:"provider_reference"`
+	Status            string `json:"status"`
+	Code              string `json:"code"`
+	Message           string `json:"message"`
+	Remark            string `json:"remark"`
+}
+
+type wireError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+type wireCallback struct {
+	Reference         string `json:"reference"`
+	ProviderReference string `json:"provider_reference"`
+	Status            string `json:"status"`
+	Code              string `json:"code"`
+	Message           string `json:"message"`
+	Kind              string `json:"kind"`
+}
+
+type operation struct {
+	kind            string
+	req             wireRequest
+	providerRef     string
+	scenario        Scenario
+	created         time.Time // by the fake's Clock
+	ambiguousLeft   int
+	callbackStarted bool
+}
+
+// New starts a fake upstream on a local port; it is closed (and its callback goroutines stopped)
+// by t.Cleanup.
+func New(t testing.TB, opts Options) *Server {
+	t.Helper()
+	s := &Server{
+		Token:          opts.Token,
+		CallbackSecret: opts.CallbackSecret,
+		t:              t,
+		clock:          opts.Clock,
+		cbClient:       &http.Client{Timeout: 5 * time.Second},
+		scripts:        map[string]Scenario{},
+		ops:            map[opKey]*operation{},
+		posts:          map[opKey]int{},
+	}
+	if s.Token == "" {
+		s.Token = "fake-upstream-" + randomHex(t, 16)
+	}
+	if s.CallbackSecret == nil {
+		s.CallbackSecret = []byte(randomHex(t, 32))
+	}
+	if s.clock == nil {
+		s.clock = time.Now
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	t.Cleanup(s.close)
+	return s
+}
+
+func randomHex(t testing.TB, n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatalf("fakeupstream: %v", err)
+	}
+	return hex.EncodeToString(b)
+}
+
+func (s *Server) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+	s.srv.Close()
+}
+
+// URL is the fake's base URL (for provider.UpstreamConfig.BaseURL).
+func (s *Server) URL() string { return s.srv.URL }
+
+// Script sets the scenario for every later operation on msisdn (E.164, as sent). An operation
+// keeps the scenario it was created with.
+func (s *Server) Script(msisdn string, sc Scenario) {
+	s.t.Helper()
+	switch sc.Outcome {
+	case "", provider.StatusSuccess, provider.StatusFailed, provider.StatusAmbiguous, provider.StatusPending:
+	default:
+		s.t.Fatalf("fakeupstream: Script(%s): unknown outcome %q", msisdn, sc.Outcome)
+	}
+	if sc.PostError != 0 && (sc.PostError < 100 || sc.PostError > 999) {
+		s.t.Fatalf("fakeupstream: Script(%s): PostError %d is not an HTTP status", msisdn, sc.PostError)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scripts[msisdn] = sc
+}
+
+// Fail makes every request answer with the HTTP status (and record nothing) until Recover.
+func (s *Server) Fail(status int) {
+	if status != 0 && (status < 100 || status > 999) {
+		s.t.Helper()
+		s.t.Fatalf("fakeupstream: Fail(%d): not an HTTP status", status)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failStatus = status
+}
+
+// Recover undoes Fail.
+func (s *Server) Recover() { s.Fail(0) }
+
+// SetLatency delays every answer by d (real time); 0 removes it.
+func (s *Server) SetLatency(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.latency = d
+}
+
+// Pushes is the number of POST /v1/collections received (authenticated, not answered by Fail),
+// repeats and invalid requests included.
+func (s *Server) Pushes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pushes
+}
+
+// Disbursements is the number of POST /v1/disbursements received, counted like Pushes.
+func (s *Server) Disbursements() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.disbursements
+}
+
+// PushesFor is the number of POST /v1/collections received with this reference.
+func (s *Server) PushesFor(reference string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.posts[opKey{kindCollection, reference}]
+}
+
+// DisbursementsFor is the number of POST /v1/disbursements received with this reference.
+func (s *Server) DisbursementsFor(reference string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.posts[opKey{kindDisbursement, reference}]
+}
+
+// Operations is the number of distinct operations recorded (collections and disbursements).
+func (s *Server) Operations() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.ops)
+}
+
+// Operation is the current state of the operation with this reference (a collection, else a
+// disbursement), as a status query would answer it now but without consuming AmbiguousFor.
+func (s *Server) Operation(reference string) (provider.Result, bool) {
+	now := s.clock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	op := s.ops[opKey{kindCollection, reference}]
+	if op == nil {
+		op = s.ops[opKey{kindDisbursement, reference}]
+	}
+	if op == nil {
+		return provider.Result{}, false
+	}
+	r := s.view(op, now, false)
+	st, err := provider.ParseUpstreamStatus(r.Status)
+	if err != nil {
+		s.t.Errorf("fakeupstream: %v", err)
+	}
+	return provider.Result{Status: st, ProviderReference: r.ProviderReference, Code: r.Code, Message: r.Message, Remark: r.Remark}, true
+}
+
+// CallbacksDelivered is the number of callbacks the fake sent that were answered 2xx.
+func (s *Server) CallbacksDelivered() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.callbacksDelivered
+}
+
+// CallbacksFailed is the number of callbacks that got a non-2xx answer or no answer.
+func (s *Server) CallbacksFailed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.callbacksFailed
+}
+
+// SendCallback sends (again) the signed callback for the operation with this reference (a
+// collection, else a disbursement) now, in a goroutine, whatever its scenario says. It carries the
+// scripted outcome (INPROGRESS for a PENDING one). It fails the test if the reference is unknown
+// or the operation has no callback_url.
+func (s *Server) SendCallback(reference string) {
+	s.t.Helper()
+	s.mu.Lock()
+	op := s.ops[opKey{kindCollection, reference}]
+	if op == nil {
+		op = s.ops[opKey{kindDisbursement, reference}]
+	}
+	if op == nil || op.req.CallbackURL == "" {
+		s.mu.Unlock()
+		s.t.Fatalf("fakeupstream: SendCallback(%q): no such operation with a callback_url", reference)
+		return
+	}
+	target, cb := op.req.CallbackURL, callbackFor(op)
+	s.mu.Unlock()
+	s.goCallbacks(target, cb, 0, 1)
+}
+
+// ---- HTTP ----
+
+type answer struct {
+	status int
+	body   any
+	delay  time.Duration // extra real-time delay (PostLatency)
+	drop   bool          // hijack and close instead of answering
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	fail, latency := s.failStatus, s.latency
+	s.mu.Unlock()
+
+	var a answer
+	switch {
+	case fail != 0:
+		a = answer{status: fail, body: wireError{"PROVIDER_ERROR", "fake upstream: failing on purpose"}}
+	case !s.authorized(r):
+		a = answer{status: http.StatusUnauthorized, body: wireError{"UNAUTHORIZED", "missing or invalid bearer token"}}
+	default:
+		a = s.route(r)
+	}
+
+	if !s.sleep(r.Context(), latency+a.delay) {
+		panic(http.ErrAbortHandler) // client gone or fake closing: no answer at all
+	}
+	if a.drop {
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				conn.Close()
+				return
+			}
+		}
+		panic(http.ErrAbortHandler) // fallback: aborts the response without an answer
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(a.status)
+	_ = json.NewEncoder(w).Encode(a.body)
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	got := r.Header.Get("Authorization")
+	want := "Bearer " + s.Token
+	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+func (s *Server) route(r *http.Request) answer {
+	for _, kind := range []string{kindCollection, kindDisbursement} {
+		base := "/v1/collections"
+		if kind == kindDisbursement {
+			base = "/v1/disbursements"
+		}
+		switch {
+		case r.URL.Path == base:
+			if r.Method != http.MethodPost {
+				return answer{status: http.StatusMethodNotAllowed, body: wireError{"METHOD_NOT_ALLOWED", "use POST"}}
+			}
+			return s.create(r, kind)
+		case strings.HasPrefix(r.URL.Path, base+"/"):
+			if r.Method != http.MethodGet {
+				return answer{status: http.StatusMethodNotAllowed, body: wireError{"METHOD_NOT_ALLOWED", "use GET"}}
+			}
+			// r.URL.Path is unescaped: an escaped "/" in the reference is part of it.
+			return s.get(kind, strings.TrimPrefix(r.URL.Path, base+"/"))
+		}
+	}
+	return answer{status: http.StatusNotFound, body: wireError{"NOT_FOUND", "no such endpoint"}}
+}
+
+var (
+	msisdnRE   = regexp.MustCompile(`^\+[1-9][0-9]{7,14}$`)
+	amountRE   = regexp.MustCompile(`^[0-9]{1,15}(\.[0-9]{1,4})?$`)
+	currencyRE = regexp.MustCompile(`^[A-Z]{3}$`)
+)
+
+func invalid(msg string) answer {
+	return answer{status: http.StatusBadRequest, body: wireError{"INVALID_REQUEST", msg}}
+}
+
+func (s *Server) create(r *http.Request, kind string) answer {
+	data, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	now := s.clock()
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if kind == kindCollection {
+		s.pushes++
+	} else {
+		s.disbursements++
+	}
+	if err != nil {
+		return invalid("unreadable body")
+	}
+	var req wireRequest
+	if err := json.Unmarshal(data, &req); err != nil {
+		return invalid("malformed JSON")
+	}
+	if req.Reference == "" {
+		return invalid("reference is required")
+	}
+	key := opKey{kind, req.Reference}
+	s.posts[key]++
+
+	if op := s.ops[key]; op != nil {
+		if op.req.MSISDN != req.MSISDN || op.req.Amount != req.Amount || op.req.Currency != req.Currency || op.req.Gateway != req.Gateway {
+			return answer{status: http.StatusConflict, body: wireError{"DUPLICATE_REFERENCE", "reference already used for a different request"}}
+		}
+		// Idempotent repeat: the existing operation, nothing pushed again.
+		return answer{status: http.StatusOK, body: s.view(op, now, false), delay: op.scenario.PostLatency}
+	}
+
+	switch {
+	case !msisdnRE.MatchString(req.MSISDN):
+		return answer{status: http.StatusBadRequest, body: wireError{provider.CodeInvalidAccount, "msisdn is not an E.164 number"}}
+	case !amountRE.MatchString(req.Amount) || strings.Trim(req.Amount, "0.") == "":
+		return invalid("amount must be a positive decimal string")
+	case !currencyRE.MatchString(req.Currency):
+		return invalid("currency must be an ISO 4217 code")
+	case req.Gateway == "":
+		return invalid("gateway is required")
+	case req.CallbackURL != "" && !absoluteHTTP(req.CallbackURL):
+		return invalid("callback_url must be an absolute http(s) URL")
+	}
+
+	sc := s.scripts[req.MSISDN]
+	s.seq++
+	prefix := "FKC"
+	if kind == kindDisbursement {
+		prefix = "FKD"
+	}
+	op := &operation{
+		kind:          kind,
+		req:           req,
+		providerRef:   fmt.Sprintf("%s%06d", prefix, s.seq),
+		scenario:      sc,
+		created:       now,
+		ambiguousLeft: sc.AmbiguousFor,
+	}
+	s.ops[key] = op
+
+	if sc.Callback && req.CallbackURL != "" && outcome(sc) != provider.StatusPending {
+		if sc.SettleAfter <= 0 {
+			op.callbackStarted = true
+			s.goCallbacksLocked(req.CallbackURL, callbackFor(op), sc.CallbackDelay, 1+sc.DuplicateCallbacks)
+		} else {
+			s.goSettleCallbackLocked(op)
+		}
+	}
+
+	switch {
+	case sc.DropPostConnection:
+		return answer{drop: true, delay: sc.PostLatency}
+	case sc.PostError != 0:
+		return answer{status: sc.PostError, body: wireError{"PROVIDER_ERROR", "fake upstream: answer lost on purpose"}, delay: sc.PostLatency}
+	}
+	v := s.view(op, now, false)
+	status := http.StatusCreated
+	if v.Status == provider.UpstreamInProgress {
+		status = http.StatusAccepted
+	}
+	return answer{status: status, body: v, delay: sc.PostLatency}
+}
+
+func absoluteHTTP(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+func (s *Server) get(kind, reference string) answer {
+	now := s.clock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	op := s.ops[opKey{kind, reference}]
+	if op == nil {
+		return answer{status: http.StatusNotFound, body: wireError{"NOT_FOUND", "no operation with this reference"}}
+	}
+	v := s.view(op, now, true)
+	if settled(op, now) && op.scenario.Callback && !op.callbackStarted && op.req.CallbackURL != "" {
+		op.callbackStarted = true
+		s.goCallbacksLocked(op.req.CallbackURL, callbackFor(op), op.scenario.CallbackDelay, 1+op.scenario.DuplicateCallbacks)
+	}
+	return answer{status: http.StatusOK, body: v}
+}
+
+// ---- settlement ----
+
+func outcome(sc Scenario) provider.Status {
+	if sc.Outcome == "" {
+		return provider.StatusSuccess
+	}
+	return sc.Outcome
+}
+
+func failureCode(sc Scenario) string {
+	if sc.Code == "" {
+		return provider.CodePaymentDeclined
+	}
+	return sc.Code
+}
+
+// settled: the operation has reached its scripted outcome by the fake's clock.
+func settled(op *operation, now time.Time) bool {
+	return outcome(op.scenario) != provider.StatusPending && !now.Before(op.created.Add(op.scenario.SettleAfter))
+}
+
+// view is the operation as the fake reports it at now; consume counts a status query against
+// AmbiguousFor. Callers hold s.mu.
+func (s *Server) view(op *operation, now time.Time, consume bool) wireResponse {
+	r := wireResponse{Reference: op.req.Reference, ProviderReference: op.providerRef}
+	switch {
+	case !settled(op, now):
+		r.Status, r.Message = provider.UpstreamInProgress, "waiting for the customer"
+	case op.ambiguousLeft > 0:
+		if consume {
+			op.ambiguousLeft--
+		}
+		r.Status, r.Message = provider.UpstreamAmbiguous, "outcome not known yet"
+	default:
+		r.Status, r.Code, r.Message = finalWire(op.scenario)
+	}
+	return r
+}
+
+func finalWire(sc Scenario) (status, code, message string) {
+	switch o := outcome(sc); o {
+	case provider.StatusFailed:
+		return provider.UpstreamFailed, failureCode(sc), "failed: " + failureCode(sc)
+	case provider.StatusAmbiguous:
+		return provider.UpstreamAmbiguous, sc.Code, "outcome not known"
+	case provider.StatusPending:
+		return provider.UpstreamInProgress, "", "waiting for the customer"
+	default:
+		return provider.UpstreamSuccess, "", "completed"
+	}
+}
+
+// ---- callbacks ----
+
+func callbackFor(op *operation) wireCallback {
+	st, code, msg := finalWire(op.scenario)
+	return wireCallback{
+		Reference:         op.req.Reference,
+		ProviderReference: op.providerRef,
+		Status:            st,
+		Code:              code,
+		Message:           msg,
+		Kind:              op.kind,
+	}
+}
+
+func (s *Server) goCallbacks(target string, cb wireCallback, delay time.Duration, copies int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.goCallbacksLocked(target, cb, delay, copies)
+}
+
+// goCallbacksLocked sends copies of cb after delay, in a goroutine. Callers hold s.mu.
+func (s *Server) goCallbacksLocked(target string, cb wireCallback, delay time.Duration, copies int) {
+	if s.closed {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if !s.sleep(s.ctx, delay) {
+			return
+		}
+		for range copies {
+			s.deliver(target, cb)
+		}
+	}()
+}
+
+// goSettleCallbackLocked waits SettleAfter of real time, then sends the operation's callbacks
+// unless a status query already started them. Callers hold s.mu.
+func (s *Server) goSettleCallbackLocked(op *operation) {
+	if s.closed {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if !s.sleep(s.ctx, op.scenario.SettleAfter) {
+			return
+		}
+		s.mu.Lock()
+		if op.callbackStarted {
+			s.mu.Unlock()
+			return
+		}
+		op.callbackStarted = true
+		target, cb, sc := op.req.CallbackURL, callbackFor(op), op.scenario
+		s.mu.Unlock()
+		if !s.sleep(s.ctx, sc.CallbackDelay) {
+			return
+		}
+		for range 1 + sc.DuplicateCallbacks {
+			s.deliver(target, cb)
+		}
+	}()
+}
+
+func (s *Server) deliver(target string, cb wireCallback) {
+	body, err := json.Marshal(cb)
+	if err != nil {
+		return
+	}
+	ts := strconv.FormatInt(s.clock().Unix(), 10)
+	req, err := http.NewRequestWithContext(s.ctx, http.MethodPost, target, bytes.NewReader(body))
+	ok := false
+	if err == nil {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(provider.CallbackTimestampHeader, ts)
+		req.Header.Set(provider.CallbackSignatureHeader, provider.SignCallback(s.CallbackSecret, ts, body))
+		if resp, err := s.cbClient.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+			resp.Body.Close()
+			ok = resp.StatusCode >= 200 && resp.StatusCode < 300
+		}
+	}
+	s.mu.Lock()
+	if ok {
+		s.callbacksDelivered++
+	} else {
+		s.callbacksFailed++
+	}
+	s.mu.Unlock()
+}
+
+// sleep waits d, or until ctx is done or the fake closes; it reports whether the full wait passed.
+func (s *Server) sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil && s.ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-s.ctx.Done():
+		return false
+	}
+}
