@@ -39,6 +39,7 @@ const (
 	LabelNotFound                = "NOT_FOUND"
 	LabelMethodNotAllowed        = "METHOD_NOT_ALLOWED"
 	LabelPaymentNotPending       = "PAYMENT_NOT_PENDING"
+	LabelPushInProgress          = "PUSH_IN_PROGRESS"
 	LabelRateLimited             = "RATE_LIMIT_EXCEEDED"
 	LabelBadRequest              = "BAD_REQUEST"
 	LabelServerError             = "SERVER_ERROR"

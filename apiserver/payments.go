@@ -307,6 +307,9 @@ func (s *Server) pushPayment(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		number := string(p.Spec.Customer.Phone)
+		if p.Spec.PushRequest != nil {
+			number = string(p.Spec.PushRequest.Phone) // the number the customer used last
+		}
 		if rawPhone != "" {
 			e164, err := phone.NormalizeMobile(rawPhone, phoneRegions[string(p.Spec.Currency)])
 			if err != nil {
@@ -317,6 +320,11 @@ func (s *Server) pushPayment(w http.ResponseWriter, r *http.Request) {
 		}
 		if number == "" {
 			writeError(w, validationError(map[string][]string{"customer_phone": {"The customer_phone field is required: the payment has no phone number."}}))
+			return
+		}
+		if last := p.LatestAttempt(); last.InFlight() || (p.Spec.PushRequest != nil && (last == nil || last.Sequence < p.Spec.PushRequest.Sequence)) {
+			writeError(w, &APIError{Status: http.StatusConflict, Label: LabelPushInProgress,
+				Message: "A payment prompt is already waiting for the customer; wait for its outcome before pushing again."})
 			return
 		}
 		if p.Spec.ExpiresAt.Time.Before(s.opts.Clock()) {

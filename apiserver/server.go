@@ -90,6 +90,7 @@ func (s *Server) routes() {
 	s.handle("/api/v1/payments", route{http.MethodPost: s.createPayment, http.MethodGet: s.listPayments})
 	s.handle("/api/v1/payments/{trx_id}", route{http.MethodGet: s.getPayment})
 	s.handle("/api/v1/payments/{trx_id}/push", route{http.MethodPost: s.pushPayment})
+	s.handle("/api/v1/balance", route{http.MethodGet: s.getBalance})
 	s.handle("/api/v1/initiate-payment", route{http.MethodPost: s.initiatePayment})
 	s.handle("/api/v1/verify-payment/{trx_id}", route{http.MethodGet: s.verifyPayment})
 	s.handle("/api/v1/site-info", route{http.MethodGet: s.siteInfo})

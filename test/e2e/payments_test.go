@@ -176,12 +176,26 @@ var _ = Describe("Payments API", func() {
 		Expect(string(p.Spec.PushRequest.Phone)).To(Equal("+255711000004"))
 		Expect(p.Spec.PushRequest.Sequence).To(Equal(int32(1)))
 
-		pushed, err := duka.sandbox.PushPayment(ctx, created.TrxID, "+255 754 000 111")
+		By("refusing a second prompt while the first waits for the customer")
+		Eventually(func(g Gomega) {
+			_, err := duka.sandbox.PushPayment(ctx, created.TrxID, "+255 754 000 111")
+			g.Expect(err).To(HaveOccurred())
+			g.Expect(err.(*paygate.Error).Label).To(Equal("PUSH_IN_PROGRESS"))
+			g.Expect(err.(*paygate.Error).StatusCode).To(Equal(http.StatusConflict))
+		}).Should(Succeed())
+
+		By("recording a push on a hosted payment")
+		hosted, err := duka.sandbox.CreatePayment(ctx, paygate.CreatePaymentRequest{PaymentAmount: "5000", CurrencyCode: "TZS", RefTrx: nextRef()}, "")
 		Expect(err).NotTo(HaveOccurred())
-		Expect(pushed.Data.PushSequence).To(Equal(2))
+		pushed, err := duka.sandbox.PushPayment(ctx, hosted.TrxID, "+255 754 000 111")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(pushed.Data.PushSequence).To(Equal(1))
 		Expect(pushed.Data.CustomerPhone).To(Equal("+255*******11"))
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: created.TrxID}, &p)).To(Succeed())
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: hosted.TrxID}, &p)).To(Succeed())
 		Expect(string(p.Spec.PushRequest.Phone)).To(Equal("+255754000111"))
+		_, err = duka.sandbox.PushPayment(ctx, hosted.TrxID, "")
+		Expect(apiError(err).StatusCode).To(Equal(http.StatusConflict), "in progress or already settled")
+		Expect(apiError(err).Label).To(BeElementOf("PUSH_IN_PROGRESS", "PAYMENT_NOT_PENDING"))
 
 		By("requiring a phone for push mode")
 		_, err = duka.sandbox.CreatePayment(ctx, paygate.CreatePaymentRequest{PaymentAmount: "5000", CurrencyCode: "TZS", RefTrx: nextRef(), PaymentMode: "push"}, "")
@@ -190,6 +204,48 @@ var _ = Describe("Payments API", func() {
 		By("refusing a push for an unknown payment")
 		_, err = duka.sandbox.PushPayment(ctx, "trx-doesnotexist", "+255712345678")
 		Expect(apiError(err).StatusCode).To(Equal(http.StatusNotFound))
+	})
+
+	It("settles a sandbox push payment by itself and credits the balance", func() {
+		created, err := duka.sandbox.CreatePayment(ctx, paygate.CreatePaymentRequest{
+			PaymentAmount: "10000", CurrencyCode: "TZS", RefTrx: nextRef(), PaymentMode: "push", CustomerPhone: "+255712345678",
+		}, "")
+		Expect(err).NotTo(HaveOccurred())
+		var v *paygate.Verification
+		Eventually(func(g Gomega) {
+			v, err = duka.sandbox.VerifyPayment(ctx, created.TrxID)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(v.Status).To(Equal("success"))
+		}).Should(Succeed())
+		// The gateway charges 2.5 %.
+		Expect(v.Fee.String()).To(Equal("250.00"))
+		Expect(v.NetAmount.String()).To(Equal("9750.00"))
+		got, err := duka.sandbox.GetPayment(ctx, created.TrxID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got.Gateway).NotTo(BeEmpty())
+		Expect(got.Fee.String()).To(Equal("250.00"))
+
+		By("failing the insufficient-funds number with its code")
+		failed, err := duka.sandbox.CreatePayment(ctx, paygate.CreatePaymentRequest{
+			PaymentAmount: "10000", CurrencyCode: "TZS", RefTrx: nextRef(), PaymentMode: "push", CustomerPhone: "+255711000001",
+		}, "")
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			p, err := duka.sandbox.GetPayment(ctx, failed.TrxID)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(p.Status).To(Equal("failed"))
+			g.Expect(p.Reason).To(Equal("INSUFFICIENT_FUNDS"))
+		}).Should(Succeed())
+
+		By("reporting the settled net amount as the sandbox balance, and nothing in production")
+		Eventually(func(g Gomega) {
+			resp, err := duka.sandbox.Do(ctx, http.MethodGet, "/api/v1/balance", nil, nil)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(resp.Body).To(MatchJSON(`{"status":"success","data":{"environment":"sandbox","balances":[{"currency":"TZS","available":9750.00,"settled_payments":1,"wallet_active":true}]}}`))
+		}).Should(Succeed())
+		resp, err := duka.production.Do(ctx, http.MethodGet, "/api/v1/balance", nil, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(resp.Body).To(MatchJSON(`{"status":"success","data":{"environment":"production","balances":[{"currency":"TZS","available":0.00,"settled_payments":0,"wallet_active":true}]}}`))
 	})
 
 	It("keeps ref_trx unique per merchant and environment", func() {
