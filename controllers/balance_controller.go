@@ -83,7 +83,9 @@ func SumBalances(payments []paygatev1.Payment, merchant string, env paygatev1.En
 			Currency: cur, Available: paygatev1.Decimal(sum.StringFixed(c.Scale)), SettledPayments: counts[cur],
 		})
 	}
-	slices.SortFunc(status.Currencies, func(a, b paygatev1.CurrencyBalance) int { return strings.Compare(string(a.Currency), string(b.Currency)) })
+	slices.SortFunc(status.Currencies, func(a, b paygatev1.CurrencyBalance) int {
+		return strings.Compare(string(a.Currency), string(b.Currency))
+	})
 	return status, nil
 }
 

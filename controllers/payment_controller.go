@@ -371,4 +371,3 @@ func (r *PaymentReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) 
 		Named("payment").
 		Complete(r)
 }
-
