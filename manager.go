@@ -87,8 +87,12 @@ func newManager(cfg *rest.Config, opts managerOptions) (ctrl.Manager, error) {
 	if err := operator.SetupIndexes(context.Background(), mgr); err != nil {
 		return nil, err
 	}
+	upstreams := &provider.Upstreams{Reader: mgr.GetClient()}
 	if err := operator.SetupReconcilers(mgr, controllers.Options{
-		Providers:    &provider.Registry{Sandbox: provider.NewSandbox(provider.SandboxOptions{ApproveAfter: opts.sandboxDelay})},
+		Providers: &provider.Registry{
+			Sandbox:  provider.NewSandbox(provider.SandboxOptions{ApproveAfter: opts.sandboxDelay}),
+			Upstream: upstreams.For,
+		},
 		PollInterval: opts.pollInterval,
 		CallbackURL:  opts.callbackURL,
 	}); err != nil {

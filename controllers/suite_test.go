@@ -35,7 +35,7 @@ var (
 // managerOptions are the options every manager of the suite runs with (restarts included).
 func managerOptions() controllers.Options {
 	return controllers.Options{
-		Providers:    &provider.Registry{Sandbox: sandbox},
+		Providers:    &provider.Registry{Sandbox: sandbox, Upstream: (&provider.Upstreams{Reader: k8s}).For},
 		Clock:        clock.Now,
 		PollInterval: 100 * time.Millisecond,
 	}

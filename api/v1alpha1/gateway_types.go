@@ -46,7 +46,43 @@ type GatewayFees struct {
 	Fixed Decimal `json:"fixed,omitempty"`
 }
 
+// SecretReference names a Secret.
+type SecretReference struct {
+	// namespace of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	Namespace string `json:"namespace"`
+
+	// name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+}
+
+// UpstreamConfig says how to reach the upstream mobile-money provider of a gateway.
+type UpstreamConfig struct {
+	// baseURL of the provider's API (docs/upstream-provider.md).
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="isURL(self) && (self.startsWith('https://') || self.startsWith('http://'))",message="upstream.baseURL must be an http(s) URL"
+	// +required
+	BaseURL string `json:"baseURL"`
+
+	// secretRef is a Secret labelled paygate.dev/credential=upstream with the keys token (the
+	// bearer token) and callbackSecret (verifies the provider's callbacks).
+	// +required
+	SecretRef SecretReference `json:"secretRef"`
+
+	// timeoutSeconds bounds each call to the provider (default 10).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=120
+	// +optional
+	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
+}
+
 // GatewaySpec is a deposit method that platform teams offer to merchants.
+// +kubebuilder:validation:XValidation:rule="!has(self.provider) || self.provider != 'upstream' || has(self.upstream)",message="an upstream gateway needs spec.upstream"
 // +kubebuilder:validation:XValidation:rule="!has(self.minAmount) || !has(self.maxAmount) || quantity(self.minAmount).compareTo(quantity(self.maxAmount)) <= 0",message="minAmount must not be above maxAmount"
 // +kubebuilder:validation:XValidation:rule="self.currency == oldSelf.currency",message="currency is immutable: create a new Gateway for another currency"
 type GatewaySpec struct {
@@ -89,6 +125,10 @@ type GatewaySpec struct {
 	// +kubebuilder:default=sandbox
 	// +optional
 	Provider ProviderKind `json:"provider,omitempty"`
+
+	// upstream configures the upstream provider; required when provider is upstream.
+	// +optional
+	Upstream *UpstreamConfig `json:"upstream,omitempty"`
 }
 
 // GatewayStatus is what the gateway controller observed.

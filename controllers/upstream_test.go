@@ -1,0 +1,107 @@
+package controllers_test
+
+import (
+	"net/http"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/test/fakeupstream"
+)
+
+// upstreamGateway starts a fake upstream provider over real HTTP and a gateway that uses it.
+func upstreamGateway(ns string) (*fakeupstream.Server, *paygatev1.Gateway) {
+	fake := fakeupstream.New(GinkgoTB(), fakeupstream.Options{Clock: clock.Now})
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "upstream-credentials",
+			Labels: map[string]string{paygatev1.LabelCredential: provider.CredentialKindUpstream}},
+		Data: map[string][]byte{provider.UpstreamSecretToken: []byte(fake.Token), provider.UpstreamSecretCallbackSecret: fake.CallbackSecret},
+	}
+	Expect(k8s.Create(ctx, secret)).To(Succeed())
+	gw := createGateway("TZS", func(g *paygatev1.Gateway) {
+		g.Spec.Provider = paygatev1.ProviderUpstream
+		g.Spec.Upstream = &paygatev1.UpstreamConfig{BaseURL: fake.URL(), SecretRef: paygatev1.SecretReference{Namespace: ns, Name: secret.Name}, TimeoutSeconds: 2}
+	})
+	return fake, gw
+}
+
+func productionPayment(ns, name string, gw *paygatev1.Gateway, phone string) *paygatev1.Payment {
+	p := newPayment(ns, "duka", name, "20000", gw, phone)
+	p.Spec.Environment = paygatev1.EnvironmentProduction
+	p.Labels[paygatev1.LabelEnvironment] = "production"
+	return p
+}
+
+var _ = Describe("Upstream provider", func() {
+	var (
+		ns   string
+		fake *fakeupstream.Server
+		gw   *paygatev1.Gateway
+	)
+	BeforeEach(func() {
+		ns = newNamespace()
+		fake, gw = upstreamGateway(ns)
+	})
+
+	It("follows the provider's script for every outcome", func() {
+		fake.Script("+255712000101", fakeupstream.Scenario{Outcome: provider.StatusFailed, Code: provider.CodeInsufficientFunds})
+		fake.Script("+255712000102", fakeupstream.Scenario{Outcome: provider.StatusFailed, Code: provider.CodePaymentDeclined})
+		fake.Script("+255712000103", fakeupstream.Scenario{Outcome: provider.StatusSuccess, AmbiguousFor: 3})
+		cases := map[string]struct {
+			phase paygatev1.PaymentPhase
+			code  string
+		}{
+			"+255712000100": {paygatev1.PaymentSuccess, ""},
+			"+255712000101": {paygatev1.PaymentFailed, provider.CodeInsufficientFunds},
+			"+255712000102": {paygatev1.PaymentFailed, provider.CodePaymentDeclined},
+			"+255712000103": {paygatev1.PaymentSuccess, ""},
+		}
+		i := 0
+		payments := map[string]*paygatev1.Payment{}
+		for phone := range cases {
+			i++
+			p := productionPayment(ns, "trx-up-"+string(rune('a'+i)), gw, phone)
+			Expect(k8s.Create(ctx, p)).To(Succeed())
+			payments[phone] = p
+		}
+		for phone, want := range cases {
+			done := waitPhase(payments[phone], want.phase)
+			Expect(done.Status.Reason).To(Equal(want.code), phone)
+			Expect(done.Status.Remark).To(BeEmpty(), "no sandbox remark on real money")
+			Expect(fake.PushesFor(done.Status.Attempts[0].Reference)).To(Equal(1), phone)
+		}
+	})
+
+	It("asks instead of pushing again when the provider's answer was lost", func() {
+		fake.Script("+255712000201", fakeupstream.Scenario{PostError: http.StatusInternalServerError})
+		fake.Script("+255712000202", fakeupstream.Scenario{DropPostConnection: true})
+		for _, phone := range []string{"+255712000201", "+255712000202"} {
+			p := productionPayment(ns, "trx-lost-"+phone[len(phone)-1:], gw, phone)
+			Expect(k8s.Create(ctx, p)).To(Succeed())
+			done := waitPhase(p, paygatev1.PaymentSuccess)
+			Expect(fake.PushesFor(done.Status.Attempts[0].Reference)).To(Equal(1), phone)
+		}
+		Expect(fake.Operations()).To(Equal(2))
+	})
+
+	It("keeps asking while the provider is down and settles once it recovers", func() {
+		fake.Fail(http.StatusServiceUnavailable)
+		p := productionPayment(ns, "trx-outage", gw, "+255712000301")
+		Expect(k8s.Create(ctx, p)).To(Succeed())
+		Eventually(func(g Gomega) {
+			cur := getPayment(g, p)
+			g.Expect(cur.Status.Attempts).To(HaveLen(1))
+			g.Expect(cur.Status.Attempts[0].Phase).To(Equal(paygatev1.AttemptInitiating))
+		}).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(getPayment(g, p).Status.Phase).To(Equal(paygatev1.PaymentPending))
+		}, "1s").Should(Succeed())
+		fake.Recover()
+		done := waitPhase(p, paygatev1.PaymentSuccess)
+		Expect(fake.PushesFor(done.Status.Attempts[0].Reference)).To(Equal(1))
+	})
+})
