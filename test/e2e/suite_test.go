@@ -56,12 +56,6 @@ var _ = BeforeSuite(func() {
 	env, err = testenv.Start()
 	Expect(err).NotTo(HaveOccurred(), "starting the control plane (make controlplane builds it)")
 	k8s = env.Client
-	_, err = env.StartManager(controllers.Options{
-		Providers:    &provider.Registry{Sandbox: provider.NewSandbox(provider.SandboxOptions{})},
-		PollInterval: 100 * time.Millisecond,
-	})
-	Expect(err).NotTo(HaveOccurred())
-
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	var done <-chan error
@@ -72,6 +66,15 @@ var _ = BeforeSuite(func() {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	baseURL = "http://" + api.Listener.Addr().String()
+	_, err = env.StartManager(controllers.Options{
+		Providers: &provider.Registry{
+			Sandbox:  provider.NewSandbox(provider.SandboxOptions{}),
+			Upstream: (&provider.Upstreams{Reader: k8s}).For,
+		},
+		PollInterval: 100 * time.Millisecond,
+		CallbackURL:  baseURL + "/internal/provider/callbacks",
+	})
+	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() {
 		cancel()
 		Eventually(done).Should(Receive(BeNil()))

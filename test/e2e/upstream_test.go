@@ -1,0 +1,78 @@
+package e2e_test
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/provider"
+	"github.com/paygate/paygate/pkg/paygate"
+	"github.com/paygate/paygate/test/fakeupstream"
+)
+
+var _ = Describe("Production payments through the upstream provider", func() {
+	It("settles with signed callbacks; duplicate, late and forged callbacks change nothing", func() {
+		ns := newNamespace()
+		fake := fakeupstream.New(GinkgoTB(), fakeupstream.Options{})
+		secret := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mno", Labels: map[string]string{paygatev1.LabelCredential: provider.CredentialKindUpstream}},
+			Data:       map[string][]byte{provider.UpstreamSecretToken: []byte(fake.Token), provider.UpstreamSecretCallbackSecret: fake.CallbackSecret},
+		}
+		Expect(k8s.Create(ctx, secret)).To(Succeed())
+		createGateway("TZS", func(g *paygatev1.Gateway) {
+			g.Spec.Provider = paygatev1.ProviderUpstream
+			g.Spec.Upstream = &paygatev1.UpstreamConfig{BaseURL: fake.URL(), SecretRef: paygatev1.SecretReference{Namespace: ns, Name: "mno"}}
+		})
+		duka := createMerchant(ns, "duka")
+		fake.Script("+255712000401", fakeupstream.Scenario{SettleAfter: 300 * time.Millisecond, Callback: true, DuplicateCallbacks: 2})
+
+		created, err := duka.production.CreatePayment(ctx, paygate.CreatePaymentRequest{
+			PaymentAmount: "20000", CurrencyCode: "TZS", RefTrx: "live-1", PaymentMode: "push", CustomerPhone: "+255712000401",
+		}, "")
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			v, err := duka.production.VerifyPayment(ctx, created.TrxID)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(v.Status).To(Equal("success"))
+			g.Expect(v.NetAmount.String()).To(Equal("19500.00"))
+		}).Should(Succeed())
+		Eventually(fake.CallbacksDelivered).Should(BeNumerically(">=", 3))
+		Expect(fake.CallbacksFailed()).To(BeZero())
+
+		var p paygatev1.Payment
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: created.TrxID}, &p)).To(Succeed())
+		Expect(p.Status.Attempts).To(HaveLen(1))
+		ref := p.Status.Attempts[0].Reference
+		Expect(fake.PushesFor(ref)).To(Equal(1))
+
+		By("answering a late callback for a settled payment without changing it")
+		before := p.ResourceVersion
+		fake.SendCallback(ref)
+		Eventually(fake.CallbacksDelivered).Should(BeNumerically(">=", 4))
+		Consistently(func(g Gomega) {
+			var now paygatev1.Payment
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: created.TrxID}, &now)).To(Succeed())
+			g.Expect(now.ResourceVersion).To(Equal(before))
+		}, "1s").Should(Succeed())
+
+		By("refusing forged and unknown callbacks")
+		body := `{"reference":"` + ref + `","provider_reference":"x","status":"FAILED","code":"PAYMENT_DECLINED","kind":"collection"}`
+		ts := strconv.FormatInt(time.Now().Unix(), 10)
+		forged := http.Header{provider.CallbackSignatureHeader: {provider.SignCallback([]byte("not-the-secret"), ts, []byte(body))}, provider.CallbackTimestampHeader: {ts}}
+		status, _, out := send(http.MethodPost, "/internal/provider/callbacks", forged, body)
+		Expect(status).To(Equal(http.StatusUnauthorized), out)
+		unknown := strings.Replace(body, ref, ns+".trx-aaaaaaaaaaaaaaaaaaaaaaaa.1", 1)
+		status, _, out = send(http.MethodPost, "/internal/provider/callbacks", http.Header{}, unknown)
+		Expect(status).To(Equal(http.StatusNotFound), out)
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: created.TrxID}, &p)).To(Succeed())
+		Expect(p.Status.Phase).To(Equal(paygatev1.PaymentSuccess))
+	})
+})
