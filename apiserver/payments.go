@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -91,7 +92,7 @@ func (s *Server) doCreate(ctx context.Context, idemKey string, legacy bool) resp
 			SuccessRedirect:     req.SuccessRedirect,
 			CancelRedirect:      req.CancelRedirect,
 			AllowPaymentMethods: req.AllowPaymentMethods,
-			ExpiresAt:           metav1.NewTime(now.Add(s.opts.CheckoutLifetime).Truncate(1e9)),
+			ExpiresAt:           metav1.NewTime(now.Add(s.checkoutLifetime(c.merchant)).Truncate(time.Second)),
 		},
 	}
 	for _, g := range gateways {
@@ -120,6 +121,14 @@ func (s *Server) doCreate(ctx context.Context, idemKey string, legacy bool) resp
 		return jsonResponse(http.StatusOK, s.legacyCreateResponse(c, p, gateways, restricted))
 	}
 	return jsonResponse(http.StatusOK, s.createResponse(p))
+}
+
+// checkoutLifetime is the merchant's checkout session length, else the server's default.
+func (s *Server) checkoutLifetime(m *paygatev1.Merchant) time.Duration {
+	if m.Spec.CheckoutLifetimeMinutes > 0 {
+		return time.Duration(m.Spec.CheckoutLifetimeMinutes) * time.Minute
+	}
+	return s.opts.CheckoutLifetime
 }
 
 // resolveGateways applies steps 5 and 6: the merchant's selection (or every active automatic

@@ -140,6 +140,13 @@ type MerchantSpec struct {
 	// rateLimit overrides the default request rate for this merchant.
 	// +optional
 	RateLimit *RateLimit `json:"rateLimit,omitempty"`
+
+	// checkoutLifetimeMinutes is how long this merchant's checkout sessions last before a pending
+	// payment fails with EXPIRED_SESSION (default: the apiserver's --checkout-lifetime, 30).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1440
+	// +optional
+	CheckoutLifetimeMinutes int32 `json:"checkoutLifetimeMinutes,omitempty"`
 }
 
 // CredentialSetStatus tells where one environment's credentials are. It holds nothing secret.

@@ -248,6 +248,15 @@ var _ = Describe("Payments API", func() {
 		Expect(resp.Body).To(MatchJSON(`{"status":"success","data":{"environment":"production","balances":[{"currency":"TZS","available":0.00,"settled_payments":0,"wallet_active":true}]}}`))
 	})
 
+	It("uses the merchant's checkout lifetime", func() {
+		quick := createMerchant(ns, "quick", func(m *paygatev1.Merchant) { m.Spec.CheckoutLifetimeMinutes = 5 })
+		created, err := quick.sandbox.CreatePayment(ctx, paygate.CreatePaymentRequest{PaymentAmount: "1500", CurrencyCode: "TZS", RefTrx: nextRef()}, "")
+		Expect(err).NotTo(HaveOccurred())
+		expires, err := time.Parse(time.RFC3339, created.Data.ExpiresAt)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(expires).To(BeTemporally("~", time.Now().Add(5*time.Minute), 30*time.Second))
+	})
+
 	It("keeps ref_trx unique per merchant and environment", func() {
 		ref := nextRef()
 		req := paygate.CreatePaymentRequest{PaymentAmount: "1500", CurrencyCode: "TZS", RefTrx: ref}
