@@ -18,19 +18,56 @@ import (
 	"github.com/paygate/paygate/test/fakeupstream"
 )
 
+// upstreamFixture starts a fake upstream provider and a TZS gateway that uses it.
+func upstreamFixture(ns string) *fakeupstream.Server {
+	fake := fakeupstream.New(GinkgoTB(), fakeupstream.Options{})
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mno", Labels: map[string]string{paygatev1.LabelCredential: provider.CredentialKindUpstream}},
+		Data:       map[string][]byte{provider.UpstreamSecretToken: []byte(fake.Token), provider.UpstreamSecretCallbackSecret: fake.CallbackSecret},
+	}
+	Expect(k8s.Create(ctx, secret)).To(Succeed())
+	createGateway("TZS", func(g *paygatev1.Gateway) {
+		g.Spec.Provider = paygatev1.ProviderUpstream
+		g.Spec.Upstream = &paygatev1.UpstreamConfig{BaseURL: fake.URL(), SecretRef: paygatev1.SecretReference{Namespace: ns, Name: "mno"}}
+	})
+	return fake
+}
+
 var _ = Describe("Production payments through the upstream provider", func() {
+	It("keeps an expired payment failed when the provider's success callback arrives late", func() {
+		ns := newNamespace()
+		fake := upstreamFixture(ns)
+		duka := createMerchant(ns, "duka")
+		fake.Script("+255712000501", fakeupstream.Scenario{SettleAfter: 4 * time.Second, Callback: true})
+		created, err := duka.production.CreatePayment(ctx, paygate.CreatePaymentRequest{
+			PaymentAmount: "20000", CurrencyCode: "TZS", RefTrx: "live-late", PaymentMode: "push", CustomerPhone: "+255712000501",
+		}, "")
+		Expect(err).NotTo(HaveOccurred())
+		// Shorten the session (as a one-minute lifetime would, without waiting a minute).
+		key := client.ObjectKey{Namespace: ns, Name: created.TrxID}
+		Eventually(func(g Gomega) {
+			var p paygatev1.Payment
+			g.Expect(k8s.Get(ctx, key, &p)).To(Succeed())
+			p.Spec.ExpiresAt = metav1.NewTime(time.Now().Add(time.Second))
+			g.Expect(k8s.Update(ctx, &p)).To(Succeed())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			p, err := duka.production.GetPayment(ctx, created.TrxID)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(p.Status).To(Equal("failed"))
+			g.Expect(p.Reason).To(Equal("EXPIRED_SESSION"))
+		}).Should(Succeed())
+		Eventually(fake.CallbacksDelivered, "15s").Should(BeNumerically(">=", 1))
+		Consistently(func(g Gomega) {
+			p, err := duka.production.GetPayment(ctx, created.TrxID)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(p.Status).To(Equal("failed"))
+		}, "1s").Should(Succeed())
+	})
+
 	It("settles with signed callbacks; duplicate, late and forged callbacks change nothing", func() {
 		ns := newNamespace()
-		fake := fakeupstream.New(GinkgoTB(), fakeupstream.Options{})
-		secret := &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mno", Labels: map[string]string{paygatev1.LabelCredential: provider.CredentialKindUpstream}},
-			Data:       map[string][]byte{provider.UpstreamSecretToken: []byte(fake.Token), provider.UpstreamSecretCallbackSecret: fake.CallbackSecret},
-		}
-		Expect(k8s.Create(ctx, secret)).To(Succeed())
-		createGateway("TZS", func(g *paygatev1.Gateway) {
-			g.Spec.Provider = paygatev1.ProviderUpstream
-			g.Spec.Upstream = &paygatev1.UpstreamConfig{BaseURL: fake.URL(), SecretRef: paygatev1.SecretReference{Namespace: ns, Name: "mno"}}
-		})
+		fake := upstreamFixture(ns)
 		duka := createMerchant(ns, "duka")
 		fake.Script("+255712000401", fakeupstream.Scenario{SettleAfter: 300 * time.Millisecond, Callback: true, DuplicateCallbacks: 2})
 
