@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -29,6 +30,12 @@ type managerOptions struct {
 	pollInterval time.Duration
 	callbackURL  string
 	sandboxDelay time.Duration
+
+	webhookTimeout      time.Duration
+	webhookConcurrency  int
+	webhookAllowPrivate bool
+	webhookSchedule     string
+	brandWord           string
 }
 
 func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProbe string) {
@@ -39,6 +46,11 @@ func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProb
 	fs.DurationVar(&o.pollInterval, "provider-poll-interval", 2*time.Second, "How often a push in flight is queried at the provider.")
 	fs.StringVar(&o.callbackURL, "provider-callback-url", "", "URL the upstream provider posts results to (the apiserver's /internal/provider/callbacks).")
 	fs.DurationVar(&o.sandboxDelay, "sandbox-approve-after", 0, "How long a simulated sandbox customer takes to approve a push.")
+	fs.DurationVar(&o.webhookTimeout, "webhook-timeout", 10*time.Second, "Timeout of each webhook delivery attempt.")
+	fs.IntVar(&o.webhookConcurrency, "webhook-concurrency", 16, "How many webhook deliveries run at once.")
+	fs.BoolVar(&o.webhookAllowPrivate, "webhook-allow-private-sandbox", false, "Let sandbox webhooks reach loopback and private addresses (development only; production never may).")
+	fs.StringVar(&o.webhookSchedule, "webhook-retry-schedule", "0s,3m,6m,12m,24m", "Delays before each webhook attempt; the count is the number of attempts.")
+	fs.StringVar(&o.brandWord, "brand-word", "Paygate", "Brand word in webhook header names (X-<brand>-Signature).")
 	o.zapOptions.BindFlags(fs)
 }
 
@@ -87,6 +99,10 @@ func newManager(cfg *rest.Config, opts managerOptions) (ctrl.Manager, error) {
 	if err := operator.SetupIndexes(context.Background(), mgr); err != nil {
 		return nil, err
 	}
+	schedule, err := parseSchedule(opts.webhookSchedule)
+	if err != nil {
+		return nil, err
+	}
 	upstreams := &provider.Upstreams{Reader: mgr.GetClient()}
 	if err := operator.SetupReconcilers(mgr, controllers.Options{
 		Providers: &provider.Registry{
@@ -95,6 +111,10 @@ func newManager(cfg *rest.Config, opts managerOptions) (ctrl.Manager, error) {
 		},
 		PollInterval: opts.pollInterval,
 		CallbackURL:  opts.callbackURL,
+		Webhooks: controllers.WebhookOptions{
+			Schedule: schedule, Timeout: opts.webhookTimeout, Concurrency: opts.webhookConcurrency,
+			AllowPrivateSandbox: opts.webhookAllowPrivate, BrandWord: opts.brandWord,
+		},
 	}); err != nil {
 		return nil, err
 	}
@@ -112,4 +132,20 @@ func setupChecks(mgr ctrl.Manager) error {
 		return fmt.Errorf("adding the ready check: %w", err)
 	}
 	return nil
+}
+
+// parseSchedule reads a comma-separated list of durations.
+func parseSchedule(list string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, part := range strings.Split(list, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("--webhook-retry-schedule: %q is not a duration", part)
+		}
+		out = append(out, d)
+	}
+	if len(out) == 0 || len(out) > 10 {
+		return nil, fmt.Errorf("--webhook-retry-schedule: between 1 and 10 attempts")
+	}
+	return out, nil
 }

@@ -8,14 +8,17 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	webhookevents "github.com/paygate/paygate/internal/events"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/provider"
 )
@@ -65,6 +68,7 @@ type paymentScope struct {
 
 // +kubebuilder:rbac:groups=paygate.dev,resources=payments,verbs=get;list;watch
 // +kubebuilder:rbac:groups=paygate.dev,resources=payments/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=paygate.dev,resources=webhookdeliveries,verbs=get;list;watch;create
 
 // Reconcile moves one payment forward.
 func (r *PaymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
@@ -73,7 +77,9 @@ func (r *PaymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if p.Terminal() {
-		return ctrl.Result{}, nil // terminal states never change
+		// Terminal states never change. The event is emitted from the stored terminal state, so a
+		// pass whose status write lost a race can never announce an outcome that did not stick.
+		return ctrl.Result{}, r.emitEvent(ctx, p)
 	}
 	s := &paymentScope{payment: p, base: p.DeepCopy(), now: r.Clock()}
 	defer func() {
@@ -363,10 +369,48 @@ func (r *PaymentReconciler) pollInterval() time.Duration {
 
 func ptrTime(t time.Time) *metav1.Time { mt := metav1.NewTime(t); return &mt }
 
+// emitEvent creates the payment's webhook event, once: its name derives from the payment's UID
+// and the event type.
+func (r *PaymentReconciler) emitEvent(ctx context.Context, p *paygatev1.Payment) error {
+	eventType, ok := webhookevents.PaymentEventType(p)
+	if !ok {
+		return nil
+	}
+	existing := &paygatev1.WebhookDelivery{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: webhookevents.DeliveryName(string(p.UID), eventType)}, existing)
+	if err == nil || !apierrors.IsNotFound(err) {
+		return client.IgnoreNotFound(err)
+	}
+	target := p.Spec.WebhookURL
+	if target == "" {
+		m := &paygatev1.Merchant{}
+		if err := r.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: p.Spec.MerchantRef.Name}, m); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("reading the merchant of payment %s: %w", p.Name, err)
+		}
+		target = m.Spec.WebhookURLs.Sandbox
+		if p.Spec.Environment == paygatev1.EnvironmentProduction {
+			target = m.Spec.WebhookURLs.Production
+		}
+	}
+	d, err := webhookevents.NewDelivery(webhookevents.Source{Kind: "Payment", Object: p, Merchant: p.Spec.MerchantRef.Name, Env: p.Spec.Environment, TargetURL: target},
+		eventType, webhookevents.NewPaymentData(p), r.Clock())
+	if err != nil {
+		return err
+	}
+	if err := controllerutil.SetOwnerReference(p, d, r.Scheme()); err != nil {
+		return err
+	}
+	if err := r.Create(ctx, d); client.IgnoreAlreadyExists(err) != nil {
+		return fmt.Errorf("creating the %s event of payment %s: %w", eventType, p.Name, err)
+	}
+	return nil
+}
+
 // SetupWithManager watches Payments.
 func (r *PaymentReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&paygatev1.Payment{}).
+		Owns(&paygatev1.WebhookDelivery{}).
 		WithOptions(controllerOptions(concurrency)).
 		Named("payment").
 		Complete(r)

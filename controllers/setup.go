@@ -6,6 +6,8 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	"github.com/paygate/paygate/internal/webhook"
 )
 
 // Options configure the reconcilers that move money.
@@ -20,6 +22,24 @@ type Options struct {
 	CallbackURL string
 	// PaymentConcurrency is how many payments reconcile at once (default 4).
 	PaymentConcurrency int
+
+	// Webhooks configure event delivery.
+	Webhooks WebhookOptions
+}
+
+// WebhookOptions configure webhook delivery.
+type WebhookOptions struct {
+	// Schedule is the retry schedule (default DefaultWebhookSchedule: 0, 3, 6, 12, 24 minutes).
+	Schedule []time.Duration
+	// Timeout bounds each attempt (default 10 s).
+	Timeout time.Duration
+	// Concurrency is how many deliveries run at once (default 16).
+	Concurrency int
+	// AllowPrivateSandbox lets sandbox webhooks reach loopback and private addresses
+	// (development); production webhooks never may.
+	AllowPrivateSandbox bool
+	// BrandWord names the headers: X-<BrandWord>-Signature (default Paygate).
+	BrandWord string
 }
 
 // SetupReconcilers registers every Paygate reconciler with the manager. The manager's field
@@ -50,6 +70,20 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := (&BalanceReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the balance controller: %w", err)
+	}
+	wh := opts.Webhooks
+	if wh.Concurrency == 0 {
+		wh.Concurrency = 16
+	}
+	sender := func(allowPrivate bool) *webhook.Sender {
+		return webhook.NewSender(webhook.Options{Timeout: wh.Timeout, BrandWord: wh.BrandWord, Guard: webhook.Guard{AllowPrivate: allowPrivate}})
+	}
+	if err := (&WebhookDeliveryReconciler{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("webhook-controller"),
+		Sandbox: sender(wh.AllowPrivateSandbox), Production: sender(false),
+		Clock: opts.Clock, Schedule: wh.Schedule,
+	}).SetupWithManager(mgr, wh.Concurrency); err != nil {
+		return fmt.Errorf("setting up the webhook delivery controller: %w", err)
 	}
 	return nil
 }

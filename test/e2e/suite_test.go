@@ -37,6 +37,7 @@ var (
 	cancel  context.CancelFunc
 	baseURL string
 	api     *apiserver.Runtime
+	sandbox = provider.NewSandbox(provider.SandboxOptions{})
 )
 
 func TestE2E(t *testing.T) {
@@ -66,14 +67,7 @@ var _ = BeforeSuite(func() {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	baseURL = "http://" + api.Listener.Addr().String()
-	_, err = env.StartManager(controllers.Options{
-		Providers: &provider.Registry{
-			Sandbox:  provider.NewSandbox(provider.SandboxOptions{}),
-			Upstream: (&provider.Upstreams{Reader: k8s}).For,
-		},
-		PollInterval: 100 * time.Millisecond,
-		CallbackURL:  baseURL + "/internal/provider/callbacks",
-	})
+	_, err = env.StartManager(managerOptions())
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() {
 		cancel()
@@ -81,6 +75,24 @@ var _ = BeforeSuite(func() {
 		Expect(env.Stop()).To(Succeed())
 	})
 })
+
+// managerOptions are the options every manager of the suite runs with (restarts included):
+// fast provider polling and a compressed webhook schedule (0, 0.2, 0.4, 0.8, 1.6 s).
+func managerOptions() controllers.Options {
+	return controllers.Options{
+		Providers: &provider.Registry{
+			Sandbox:  sandbox,
+			Upstream: (&provider.Upstreams{Reader: k8s}).For,
+		},
+		PollInterval: 100 * time.Millisecond,
+		CallbackURL:  baseURL + "/internal/provider/callbacks",
+		Webhooks: controllers.WebhookOptions{
+			Schedule:            []time.Duration{0, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond, 1600 * time.Millisecond},
+			Timeout:             time.Second,
+			AllowPrivateSandbox: true,
+		},
+	}
+}
 
 // newNamespace creates a namespace for one test; envtest has no garbage collector, so the test
 // deletes it (and nothing else depends on it being gone).

@@ -1,0 +1,160 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DeliveryPhase is where a webhook delivery stands.
+// +kubebuilder:validation:Enum=Pending;Delivered;Abandoned;NoEndpoint
+type DeliveryPhase string
+
+const (
+	// DeliveryPending: not delivered yet; attempts remain.
+	DeliveryPending DeliveryPhase = "Pending"
+	// DeliveryDelivered: a receiver answered 2xx.
+	DeliveryDelivered DeliveryPhase = "Delivered"
+	// DeliveryAbandoned: every attempt failed; redeliver with the annotation.
+	DeliveryAbandoned DeliveryPhase = "Abandoned"
+	// DeliveryNoEndpoint: neither the payment nor the merchant names a webhook URL.
+	DeliveryNoEndpoint DeliveryPhase = "NoEndpoint"
+)
+
+// AnnotationRedeliver asks for an abandoned delivery to be tried again; set it to a new value
+// each time. The event keeps its id.
+const AnnotationRedeliver = "paygate.dev/redeliver"
+
+// EventSource is the object an event is about.
+type EventSource struct {
+	// kind of the source (Payment, Subscription, Invoice).
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	Kind string `json:"kind"`
+	// name of the source object.
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+	// uid of the source object.
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	UID string `json:"uid"`
+}
+
+// WebhookDeliverySpec is one event and where it goes. Written once by the controller that saw the
+// occurrence.
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="a webhook delivery's event is immutable"
+type WebhookDeliverySpec struct {
+	// eventID is the event's id (evt_…), the same on every attempt; receivers de-duplicate on it.
+	// +kubebuilder:validation:Pattern=`^evt_[a-z0-9]{16,64}$`
+	// +required
+	EventID string `json:"eventID"`
+
+	// eventType is payment.completed, payment.failed, subscription.created, ...
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	EventType string `json:"eventType"`
+
+	// merchantRef is the Merchant the event is for.
+	// +required
+	MerchantRef MerchantReference `json:"merchantRef"`
+
+	// environment of the event.
+	// +required
+	Environment Environment `json:"environment"`
+
+	// source is the object the event is about.
+	// +required
+	Source EventSource `json:"source"`
+
+	// url is the receiver; empty when there is none (phase NoEndpoint).
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	URL string `json:"url,omitempty"`
+
+	// payload is the exact JSON body sent (and signed) on every attempt.
+	// +kubebuilder:validation:MaxLength=65536
+	// +required
+	Payload string `json:"payload"`
+}
+
+// DeliveryAttempt is one POST to the receiver.
+type DeliveryAttempt struct {
+	// number of the attempt, from 1.
+	// +required
+	Number int32 `json:"number"`
+	// at is when the attempt was made.
+	// +required
+	At metav1.Time `json:"at"`
+	// statusCode the receiver answered, if it answered.
+	// +optional
+	StatusCode int32 `json:"statusCode,omitempty"`
+	// error when the attempt failed without an answer or with a non-2xx one.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Error string `json:"error,omitempty"`
+	// durationMillis is how long the attempt took.
+	// +optional
+	DurationMillis int64 `json:"durationMillis,omitempty"`
+}
+
+// WebhookDeliveryStatus is what the delivery controller did.
+type WebhookDeliveryStatus struct {
+	// phase of the delivery.
+	// +optional
+	Phase DeliveryPhase `json:"phase,omitempty"`
+	// attempts made in the current round (a redelivery starts a new round), newest last.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	Attempts []DeliveryAttempt `json:"attempts,omitempty"`
+	// nextAttemptAt is when the next attempt is due.
+	// +optional
+	NextAttemptAt *metav1.Time `json:"nextAttemptAt,omitempty"`
+	// deliveredAt is when a receiver accepted the event.
+	// +optional
+	DeliveredAt *metav1.Time `json:"deliveredAt,omitempty"`
+	// redelivery is the value of the redeliver annotation the current round answers.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	Redelivery string `json:"redelivery,omitempty"`
+	// totalAttempts counts attempts over every round.
+	// +optional
+	TotalAttempts int32 `json:"totalAttempts,omitempty"`
+}
+
+// WebhookDelivery is one webhook event for a merchant, delivered and retried by its controller.
+// Its name derives from the source object's UID and the event type, so an occurrence has exactly
+// one event.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=whd,categories=paygate
+// +kubebuilder:printcolumn:name="Event",type=string,JSONPath=`.spec.eventType`
+// +kubebuilder:printcolumn:name="Merchant",type=string,JSONPath=`.spec.merchantRef.name`
+// +kubebuilder:printcolumn:name="Env",type=string,JSONPath=`.spec.environment`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Attempts",type=integer,JSONPath=`.status.totalAttempts`
+// +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.spec.eventID`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type WebhookDelivery struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the event.
+	// +required
+	Spec WebhookDeliverySpec `json:"spec"`
+
+	// status is the delivery.
+	// +optional
+	Status WebhookDeliveryStatus `json:"status,omitempty"`
+}
+
+// WebhookDeliveryList contains a list of WebhookDelivery.
+// +kubebuilder:object:root=true
+type WebhookDeliveryList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []WebhookDelivery `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&WebhookDelivery{}, &WebhookDeliveryList{})
+}

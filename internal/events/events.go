@@ -1,0 +1,157 @@
+// Package events builds webhook events as WebhookDelivery objects (architecture rule 5). An
+// event's object name and its evt_ id both derive from the source object's UID and the event
+// type, so repeated reconciles and restarts can only ever produce the one event of an occurrence.
+// The payload is built once and stored: every attempt sends, and signs, the same bytes.
+package events
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/money"
+)
+
+// APIVersion is the date-form version webhook payloads carry (spec section 6).
+const APIVersion = "2026-11-01"
+
+// Event types.
+const (
+	PaymentCompleted      = "payment.completed"
+	PaymentFailed         = "payment.failed"
+	SubscriptionCreated   = "subscription.created"
+	SubscriptionCancelled = "subscription.cancelled"
+	SubscriptionSuspended = "subscription.suspended"
+	InvoiceCreated        = "invoice.created"
+	InvoicePaid           = "invoice.paid"
+	InvoicePaymentFailed  = "invoice.payment_failed"
+)
+
+func digest(sourceUID, eventType string) string {
+	sum := sha256.Sum256([]byte("paygate.dev/event\x00" + sourceUID + "\x00" + eventType))
+	return hex.EncodeToString(sum[:16])
+}
+
+// DeliveryName is the WebhookDelivery name of an occurrence.
+func DeliveryName(sourceUID, eventType string) string { return "whd-" + digest(sourceUID, eventType) }
+
+// EventID is the evt_ id of an occurrence.
+func EventID(sourceUID, eventType string) string { return "evt_" + digest(sourceUID, eventType) }
+
+// Envelope is the body of every webhook.
+type Envelope struct {
+	ID         string `json:"id"`
+	Type       string `json:"type"`
+	APIVersion string `json:"api_version"`
+	CreatedAt  string `json:"created_at"`
+	Data       any    `json:"data"`
+}
+
+// Source describes the object an event is about.
+type Source struct {
+	Kind      string
+	Object    metav1.Object
+	Merchant  string
+	Env       paygatev1.Environment
+	TargetURL string
+}
+
+// NewDelivery builds the WebhookDelivery of an occurrence, with its payload.
+func NewDelivery(src Source, eventType string, data any, now time.Time) (*paygatev1.WebhookDelivery, error) {
+	uid := string(src.Object.GetUID())
+	env := Envelope{
+		ID: EventID(uid, eventType), Type: eventType, APIVersion: APIVersion,
+		CreatedAt: now.UTC().Format("2006-01-02T15:04:05.000000-07:00"), Data: data,
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(env); err != nil {
+		return nil, fmt.Errorf("encoding the %s payload: %w", eventType, err)
+	}
+	return &paygatev1.WebhookDelivery{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: src.Object.GetNamespace(),
+			Name:      DeliveryName(uid, eventType),
+			Labels:    map[string]string{paygatev1.LabelMerchant: src.Merchant, paygatev1.LabelEnvironment: string(src.Env)},
+		},
+		Spec: paygatev1.WebhookDeliverySpec{
+			EventID: env.ID, EventType: eventType,
+			MerchantRef: paygatev1.MerchantReference{Name: src.Merchant}, Environment: src.Env,
+			Source: paygatev1.EventSource{Kind: src.Kind, Name: src.Object.GetName(), UID: uid},
+			URL:    src.TargetURL, Payload: string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))),
+		},
+	}, nil
+}
+
+// Money is {value, currency} with the value a JSON number at the currency's scale.
+type Money struct {
+	Value    json.Number `json:"value"`
+	Currency string      `json:"currency"`
+}
+
+// PaymentData is data of payment.* events.
+type PaymentData struct {
+	TrxID       string `json:"trx_id"`
+	MerchantRef string `json:"merchant_ref"`
+	Status      string `json:"status"`
+	Reason      string `json:"reason,omitempty"`
+	Amount      Money  `json:"amount"`
+	Settlement  struct {
+		Gross Money `json:"gross"`
+		Fees  Money `json:"fees"`
+		Net   Money `json:"net"`
+	} `json:"settlement"`
+	Customer struct {
+		Name  string `json:"name"`
+		Email string `json:"email"`
+		Phone string `json:"phone"`
+	} `json:"customer"`
+	Environment string `json:"environment"`
+}
+
+// PaymentEventType is payment.completed for a settled payment and payment.failed for a failed one.
+func PaymentEventType(p *paygatev1.Payment) (string, bool) {
+	switch p.Status.Phase {
+	case paygatev1.PaymentSuccess:
+		return PaymentCompleted, true
+	case paygatev1.PaymentFailed:
+		return PaymentFailed, true
+	}
+	return "", false
+}
+
+// NewPaymentData builds the data of a terminal payment's event. A settled payment reports
+// status "completed"; a failed one "failed" with the failure code in reason, and fees and net 0.
+func NewPaymentData(p *paygatev1.Payment) PaymentData {
+	cur, _ := money.LookupCurrency(string(p.Spec.Currency))
+	m := func(d paygatev1.Decimal) Money {
+		a, err := money.ParseAmount(string(d))
+		if err != nil {
+			a = money.Amount{}
+		}
+		return Money{Value: a.JSONNumber(cur.Scale), Currency: string(p.Spec.Currency)}
+	}
+	d := PaymentData{TrxID: p.Name, MerchantRef: p.Spec.MerchantReference, Environment: string(p.Spec.Environment)}
+	d.Amount = m(p.Spec.Amount)
+	d.Settlement.Gross = d.Amount
+	if p.Status.Phase == paygatev1.PaymentSuccess {
+		d.Status = "completed"
+		d.Settlement.Fees, d.Settlement.Net = m(p.Status.Fee), m(p.Status.NetAmount)
+	} else {
+		d.Status, d.Reason = "failed", p.Status.Reason
+		d.Settlement.Fees, d.Settlement.Net = m("0"), m("0")
+	}
+	d.Customer.Name, d.Customer.Email = p.Spec.Customer.Name, p.Spec.Customer.Email
+	d.Customer.Phone = string(p.Spec.Customer.Phone)
+	if d.Customer.Phone == "" && p.Spec.PushRequest != nil {
+		d.Customer.Phone = string(p.Spec.PushRequest.Phone)
+	}
+	return d
+}

@@ -1,0 +1,252 @@
+package paygate
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// Webhook event types (spec section 6).
+const (
+	EventPaymentCompleted      = "payment.completed"
+	EventPaymentFailed         = "payment.failed"
+	EventSubscriptionCreated   = "subscription.created"
+	EventSubscriptionCancelled = "subscription.cancelled"
+	EventSubscriptionSuspended = "subscription.suspended"
+	EventInvoiceCreated        = "invoice.created"
+	EventInvoicePaid           = "invoice.paid"
+	EventInvoicePaymentFailed  = "invoice.payment_failed"
+)
+
+// Defaults of WebhookVerifier.
+const (
+	DefaultWebhookBrand  = "Paygate"
+	DefaultWebhookMaxAge = 5 * time.Minute
+	// MaxWebhookBody is the largest body WebhookVerifier.Handler reads.
+	MaxWebhookBody = 1 << 20
+)
+
+// Errors of WebhookVerifier.Verify; the returned errors wrap one of them (test with errors.Is).
+// Their messages never contain the secret or the expected signature.
+var (
+	// ErrWebhookSignature: the signature header is missing, malformed or does not match (or no
+	// secret is configured). Answer 401.
+	ErrWebhookSignature = errors.New("paygate: invalid webhook signature")
+	// ErrWebhookTimestamp: the timestamp header is missing, malformed, older than MaxAge or
+	// more than MaxAge in the future. Answer 401.
+	ErrWebhookTimestamp = errors.New("paygate: invalid webhook timestamp")
+	// ErrWebhookPayload: the signed body is not a webhook event, or its type differs from
+	// the event header. Answer 400.
+	ErrWebhookPayload = errors.New("paygate: invalid webhook payload")
+)
+
+// WebhookEvent is the envelope of every webhook delivery.
+type WebhookEvent struct {
+	ID         string          `json:"id"`          // evt_…; de-duplicate on it
+	Type       string          `json:"type"`        // payment.completed, payment.failed, ...
+	APIVersion string          `json:"api_version"` // YYYY-MM-DD
+	CreatedAt  string          `json:"created_at"`  // ISO 8601 with offset
+	Data       json.RawMessage `json:"data"`        // see PaymentEventData for payment.* events
+}
+
+// Money is an amount: value is a JSON number at the currency's scale ("1500.00").
+type Money struct {
+	Value    json.Number `json:"value"`
+	Currency string      `json:"currency"`
+}
+
+// PaymentEventData is the data of payment.completed and payment.failed events. Status is
+// "completed" or "failed"; a failed payment carries the failure code in Reason (for example
+// INSUFFICIENT_FUNDS) and zero settlement fees and net.
+type PaymentEventData struct {
+	TrxID       string `json:"trx_id"`
+	MerchantRef string `json:"merchant_ref"`
+	Status      string `json:"status"`
+	Reason      string `json:"reason,omitempty"`
+	Amount      Money  `json:"amount"`
+	Settlement  struct {
+		Gross Money `json:"gross"`
+		Fees  Money `json:"fees"`
+		Net   Money `json:"net"`
+	} `json:"settlement"`
+	Customer struct {
+		Name  string `json:"name"`
+		Email string `json:"email"`
+		Phone string `json:"phone"`
+	} `json:"customer"`
+	Environment string `json:"environment"`
+}
+
+// PaymentData decodes the data of a payment.* event.
+func (e *WebhookEvent) PaymentData() (*PaymentEventData, error) {
+	if e.Type != EventPaymentCompleted && e.Type != EventPaymentFailed {
+		return nil, fmt.Errorf("%w: %s is not a payment event", ErrWebhookPayload, e.Type)
+	}
+	d := &PaymentEventData{}
+	if err := json.Unmarshal(e.Data, d); err != nil {
+		return nil, fmt.Errorf("%w: decoding the payment data: %v", ErrWebhookPayload, err)
+	}
+	return d, nil
+}
+
+// WebhookVerifier checks webhook deliveries: their signature, their age and their shape.
+//
+//	v := paygate.WebhookVerifier{Secret: []byte(os.Getenv("PAYGATE_WEBHOOK_SECRET"))}
+//	http.Handle("/hooks", v.Handler(func(ctx context.Context, e *paygate.WebhookEvent) error {
+//		return queue.Enqueue(ctx, e) // de-duplicate on e.ID; process later
+//	}))
+type WebhookVerifier struct {
+	// Secret is the webhook signing secret (whsec_…), the whole value as bytes.
+	Secret []byte
+	// Brand is the word in the header names X-<Brand>-Timestamp, X-<Brand>-Signature and
+	// X-<Brand>-Event. Default DefaultWebhookBrand.
+	Brand string
+	// MaxAge is how far the timestamp may be from now, in the past or in the future.
+	// Default DefaultWebhookMaxAge (5 minutes).
+	MaxAge time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// WebhookHeaderNames returns the event type, timestamp and signature header names of brand
+// (DefaultWebhookBrand when empty), for example X-Paygate-Event, X-Paygate-Timestamp and
+// X-Paygate-Signature. Deliveries also carry X-<Brand>-Event-Id and X-Environment.
+func WebhookHeaderNames(brand string) (event, timestamp, signature string) {
+	if brand == "" {
+		brand = DefaultWebhookBrand
+	}
+	p := "X-" + brand + "-"
+	return http.CanonicalHeaderKey(p + "Event"), http.CanonicalHeaderKey(p + "Timestamp"),
+		http.CanonicalHeaderKey(p + "Signature")
+}
+
+// Verify checks a delivery and decodes its event. body must be the raw request body, unchanged.
+// It checks that the timestamp header is Unix seconds, that the signature header is the hex
+// HMAC-SHA256 of "<timestamp>.<body>" keyed with Secret (compared in constant time), that the
+// timestamp is at most MaxAge old and at most MaxAge in the future, that the body is an event
+// with an id and a type, and that the type equals the event header.
+func (v WebhookVerifier) Verify(header http.Header, body []byte) (*WebhookEvent, error) {
+	hEvent, hTS, hSig := WebhookHeaderNames(v.Brand)
+	if len(v.Secret) == 0 {
+		return nil, fmt.Errorf("%w: no webhook signing secret is configured", ErrWebhookSignature)
+	}
+	ts := header.Get(hTS)
+	sec, ok := parseUnixSeconds(ts)
+	if !ok {
+		if ts == "" {
+			return nil, fmt.Errorf("%w: %s is missing", ErrWebhookTimestamp, hTS)
+		}
+		return nil, fmt.Errorf("%w: %s is not a Unix time in seconds", ErrWebhookTimestamp, hTS)
+	}
+	sig := header.Get(hSig)
+	if sig == "" {
+		return nil, fmt.Errorf("%w: %s is missing", ErrWebhookSignature, hSig)
+	}
+	got, err := hex.DecodeString(sig)
+	if err != nil || len(got) != sha256.Size {
+		return nil, fmt.Errorf("%w: %s is not 64 hexadecimal characters", ErrWebhookSignature, hSig)
+	}
+	m := hmac.New(sha256.New, v.Secret)
+	m.Write([]byte(ts))
+	m.Write([]byte{'.'})
+	m.Write(body)
+	if !hmac.Equal(got, m.Sum(nil)) {
+		return nil, fmt.Errorf("%w: %s does not match the body", ErrWebhookSignature, hSig)
+	}
+
+	maxAge := v.MaxAge
+	if maxAge <= 0 {
+		maxAge = DefaultWebhookMaxAge
+	}
+	now := time.Now
+	if v.Now != nil {
+		now = v.Now
+	}
+	limit := int64(maxAge / time.Second)
+	if n := now().Unix(); n-sec > limit {
+		return nil, fmt.Errorf("%w: %s is older than %s", ErrWebhookTimestamp, hTS, maxAge)
+	} else if sec-n > limit {
+		return nil, fmt.Errorf("%w: %s is more than %s in the future", ErrWebhookTimestamp, hTS, maxAge)
+	}
+
+	e := &WebhookEvent{}
+	if err := json.Unmarshal(body, e); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrWebhookPayload, err)
+	}
+	if e.ID == "" || e.Type == "" {
+		return nil, fmt.Errorf("%w: the event has no id or no type", ErrWebhookPayload)
+	}
+	if t := header.Get(hEvent); t != e.Type {
+		return nil, fmt.Errorf("%w: %s %q does not match the event type %q", ErrWebhookPayload, hEvent, t, e.Type)
+	}
+	return e, nil
+}
+
+// parseUnixSeconds parses 1 to 12 ASCII digits.
+func parseUnixSeconds(s string) (int64, bool) {
+	if len(s) == 0 || len(s) > 12 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(s[i]-'0')
+	}
+	return n, true
+}
+
+// Handler returns an http.Handler for the webhook endpoint. It answers 405 to anything but
+// POST, reads at most MaxWebhookBody bytes (413 beyond), answers 401 when the signature or the
+// timestamp is invalid and 400 when the payload is, and otherwise calls handle and answers 200.
+// When handle returns an error it answers 500, so Paygate tries again later.
+//
+// Paygate waits at most a few seconds for the answer: handle should record or enqueue the event
+// and return, and the work (fulfilling the order) should happen elsewhere. Deliveries can be
+// repeated: de-duplicate on e.ID, ideally with a unique key in the same database transaction
+// that records the event.
+func (v WebhookVerifier) Handler(handle func(ctx context.Context, e *WebhookEvent) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		if len(v.Secret) == 0 {
+			http.Error(w, "webhook receiver is not configured", http.StatusInternalServerError)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxWebhookBody))
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "reading the body failed", http.StatusBadRequest)
+			return
+		}
+		e, err := v.Verify(r.Header, body)
+		switch {
+		case errors.Is(err, ErrWebhookPayload):
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		case err != nil:
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		if err := handle(r.Context(), e); err != nil {
+			http.Error(w, "the event could not be recorded", http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+}
