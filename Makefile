@@ -35,6 +35,7 @@ manifests: controller-gen ## Generate CRDs and RBAC from the Go markers.
 	$(CONTROLLER_GEN) rbac:roleName=paygate-manager crd paths="./api/..." paths="./controllers/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	rm -f charts/paygate/crds/*.yaml
 	cp config/crd/bases/*.yaml charts/paygate/crds/
+	{ cat hack/clusterrole-header.yaml.tpl; sed -n '/^rules:/,$$p' config/rbac/role.yaml; } > charts/paygate/templates/clusterrole.yaml
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods.
