@@ -299,61 +299,15 @@ func (s *Server) pushPayment(w http.ResponseWriter, r *http.Request) {
 		writeError(w, validationError(v))
 		return
 	}
-	var out *paygatev1.Payment
-	for attempt := 0; ; attempt++ {
-		p, err := s.payment(r.Context(), c, r.PathValue("trx_id"))
-		if err != nil {
-			s.serverError("Reading a payment", err).write(w)
-			return
+	out, apiErr := s.requestPush(r.Context(), func(live bool) (*paygatev1.Payment, error) {
+		if live {
+			return s.livePayment(r.Context(), c, r.PathValue("trx_id"))
 		}
-		if p == nil {
-			writeError(w, errNotFound)
-			return
-		}
-		if p.Phase() != paygatev1.PaymentPending {
-			writeError(w, &APIError{Status: http.StatusConflict, Label: LabelPaymentNotPending,
-				Message: "The payment is " + string(p.Phase()) + "; only a pending payment can be pushed."})
-			return
-		}
-		number := string(p.Spec.Customer.Phone)
-		if p.Spec.PushRequest != nil {
-			number = string(p.Spec.PushRequest.Phone) // the number the customer used last
-		}
-		if rawPhone != "" {
-			e164, err := phone.NormalizeMobile(rawPhone, phoneRegions[string(p.Spec.Currency)])
-			if err != nil {
-				writeError(w, validationError(map[string][]string{"customer_phone": {"The customer_phone must be a valid mobile number (MSISDN), for example +255712345678."}}))
-				return
-			}
-			number = e164
-		}
-		if number == "" {
-			writeError(w, validationError(map[string][]string{"customer_phone": {"The customer_phone field is required: the payment has no phone number."}}))
-			return
-		}
-		if last := p.LatestAttempt(); last.InFlight() || (p.Spec.PushRequest != nil && (last == nil || last.Sequence < p.Spec.PushRequest.Sequence)) {
-			writeError(w, &APIError{Status: http.StatusConflict, Label: LabelPushInProgress,
-				Message: "A payment prompt is already waiting for the customer; wait for its outcome before pushing again."})
-			return
-		}
-		if p.Spec.ExpiresAt.Time.Before(s.opts.Clock()) {
-			writeError(w, &APIError{Status: http.StatusConflict, Label: "EXPIRED_SESSION", Message: "Payment session expired; create a new payment."})
-			return
-		}
-		seq := int32(1)
-		if p.Spec.PushRequest != nil {
-			seq = p.Spec.PushRequest.Sequence + 1
-		}
-		p.Spec.PushRequest = &paygatev1.PushRequest{Sequence: seq, Phone: paygatev1.MobileNumber(number), RequestedAt: metav1.NewTime(s.opts.Clock())}
-		err = s.opts.Writer.Update(r.Context(), p)
-		if err == nil {
-			out = p
-			break
-		}
-		if !apierrors.IsConflict(err) || attempt >= 3 {
-			s.serverError("Recording a push request", err).write(w)
-			return
-		}
+		return s.payment(r.Context(), c, r.PathValue("trx_id"))
+	}, rawPhone, "")
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
 	}
 	s.opts.Log.Info("Push requested", "merchant", c.merchant.Name, "trxID", out.Name, "sequence", out.Spec.PushRequest.Sequence,
 		"customerPhone", phone.Mask(string(out.Spec.PushRequest.Phone)))
@@ -369,4 +323,79 @@ func (s *Server) pushPayment(w http.ResponseWriter, r *http.Request) {
 			"expires_at":     formatTime(out.Spec.ExpiresAt.Time),
 		},
 	})
+}
+
+// livePayment reads one of the caller's payments from the API server, bypassing the cache.
+func (s *Server) livePayment(ctx context.Context, c *caller, trxID string) (*paygatev1.Payment, error) {
+	if !trxIDPattern.MatchString(trxID) {
+		return nil, nil
+	}
+	p := &paygatev1.Payment{}
+	err := s.opts.APIReader.Get(ctx, client.ObjectKey{Namespace: c.merchant.Namespace, Name: trxID}, p)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.Spec.MerchantRef.Name != c.merchant.Name || p.Spec.Environment != c.env {
+		return nil, nil
+	}
+	return p, nil
+}
+
+// requestPush records a push request on a pending payment (the push endpoint and hosted
+// checkout share it): the phone (rawPhone, else the number used last), the gateway chosen, a
+// sequence one higher. It refuses a payment that is settled, expired, or already waiting for the
+// customer. load reads the payment; live asks for a read past the cache after a conflict.
+func (s *Server) requestPush(ctx context.Context, load func(live bool) (*paygatev1.Payment, error), rawPhone string, gateway paygatev1.GatewayCode) (*paygatev1.Payment, *APIError) {
+	for attempt := 0; ; attempt++ {
+		p, err := load(attempt > 0)
+		if err != nil {
+			return nil, s.serverError("Reading a payment", err).err
+		}
+		if p == nil {
+			return nil, errNotFound
+		}
+		if p.Phase() != paygatev1.PaymentPending {
+			return nil, &APIError{Status: http.StatusConflict, Label: LabelPaymentNotPending,
+				Message: "The payment is " + string(p.Phase()) + "; only a pending payment can be pushed."}
+		}
+		number := string(p.Spec.Customer.Phone)
+		if p.Spec.PushRequest != nil {
+			number = string(p.Spec.PushRequest.Phone) // the number the customer used last
+		}
+		if rawPhone != "" {
+			e164, err := phone.NormalizeMobile(rawPhone, phoneRegions[string(p.Spec.Currency)])
+			if err != nil {
+				return nil, validationError(map[string][]string{"customer_phone": {"The customer_phone must be a valid mobile number (MSISDN), for example +255712345678."}})
+			}
+			number = e164
+		}
+		if number == "" {
+			return nil, validationError(map[string][]string{"customer_phone": {"The customer_phone field is required: the payment has no phone number."}})
+		}
+		if gateway != "" && !slices.Contains(p.Spec.Gateways, gateway) {
+			return nil, validationError(map[string][]string{"gateway": {"The gateway is not available for this payment."}})
+		}
+		if last := p.LatestAttempt(); last.InFlight() || (p.Spec.PushRequest != nil && (last == nil || last.Sequence < p.Spec.PushRequest.Sequence)) {
+			return nil, &APIError{Status: http.StatusConflict, Label: LabelPushInProgress,
+				Message: "A payment prompt is already waiting for the customer; wait for its outcome before pushing again."}
+		}
+		if p.Spec.ExpiresAt.Time.Before(s.opts.Clock()) {
+			return nil, &APIError{Status: http.StatusConflict, Label: "EXPIRED_SESSION", Message: "Payment session expired; create a new payment."}
+		}
+		seq := int32(1)
+		if p.Spec.PushRequest != nil {
+			seq = p.Spec.PushRequest.Sequence + 1
+		}
+		p.Spec.PushRequest = &paygatev1.PushRequest{Sequence: seq, Phone: paygatev1.MobileNumber(number), Gateway: gateway, RequestedAt: metav1.NewTime(s.opts.Clock())}
+		err = s.opts.Writer.Update(ctx, p)
+		if err == nil {
+			return p, nil
+		}
+		if !apierrors.IsConflict(err) || attempt >= 3 {
+			return nil, s.serverError("Recording a push request", err).err
+		}
+	}
 }

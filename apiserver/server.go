@@ -96,6 +96,7 @@ func (s *Server) routes() {
 	s.handle("/api/v1/site-info", route{http.MethodGet: s.siteInfo})
 	s.handle("/api/v1/openapi.json", route{http.MethodGet: s.openAPI})
 	s.mux.HandleFunc("POST /internal/provider/callbacks", s.providerCallback)
+	s.checkoutRoutes()
 	s.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

@@ -19,6 +19,9 @@ const (
 	// MerchantBusinessID indexes Merchants by "<environment>/<business ID>", so the
 	// apiserver finds the merchant of an X-Merchant-Key without a scan.
 	MerchantBusinessID = "status.businessID"
+	// PaymentName indexes Payments by name across namespaces: hosted checkout links carry only
+	// the trx_id.
+	PaymentName = "trxID"
 )
 
 // Setup registers the field indexes the reconcilers and the apiserver use.
@@ -40,6 +43,11 @@ func Setup(ctx context.Context, idx client.FieldIndexer) error {
 		return []string{o.(*paygatev1.GatewaySelection).Spec.MerchantRef.Name}
 	}); err != nil {
 		return fmt.Errorf("indexing gateway selections by merchant: %w", err)
+	}
+	if err := idx.IndexField(ctx, &paygatev1.Payment{}, PaymentName, func(o client.Object) []string {
+		return []string{o.GetName()}
+	}); err != nil {
+		return fmt.Errorf("indexing payments by name: %w", err)
 	}
 	return nil
 }

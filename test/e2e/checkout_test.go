@@ -1,0 +1,292 @@
+package e2e_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/pkg/paygate"
+)
+
+// chromiumPath finds Debian's Chromium. .ci/run installs it; elsewhere the browser tests say why
+// they are skipped.
+func chromiumPath() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// merchantSite is where checkout sends customers back.
+type merchantSite struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	hits []string
+}
+
+func newMerchantSite() *merchantSite {
+	m := &merchantSite{}
+	m.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.mu.Lock()
+		m.hits = append(m.hits, r.URL.RequestURI())
+		m.mu.Unlock()
+		_, _ = io.WriteString(w, "<!doctype html><title>Shop</title><h1 id=shop>Back at the shop</h1>")
+	}))
+	DeferCleanup(m.srv.Close)
+	return m
+}
+
+func (m *merchantSite) visited() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.hits...)
+}
+
+var _ = Describe("Hosted checkout in a real browser", Ordered, func() {
+	var (
+		browser context.Context
+		ns      string
+		duka    *merchantFixture
+		mpesa   *paygatev1.Gateway
+		tigo    *paygatev1.Gateway
+		shop    *merchantSite
+		outDir  string
+	)
+	BeforeAll(func() {
+		path := chromiumPath()
+		if path == "" {
+			if os.Getenv("CI") != "" {
+				Fail("Chromium is not installed: .ci/run installs Debian's chromium package")
+			}
+			Skip("Chromium is not installed (apt-get install chromium); the browser tests run in CI")
+		}
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
+			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
+			chromedp.WindowSize(390, 844),
+		)
+		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		DeferCleanup(cancelAlloc)
+		var cancelBrowser context.CancelFunc
+		browser, cancelBrowser = chromedp.NewContext(alloc)
+		DeferCleanup(cancelBrowser)
+		Expect(chromedp.Run(browser)).To(Succeed())
+		outDir = filepath.Join("..", "output", "checkout")
+		Expect(os.MkdirAll(outDir, 0o755)).To(Succeed())
+	})
+
+	BeforeEach(func() {
+		ns = newNamespace()
+		mpesa = createGateway("TZS", func(g *paygatev1.Gateway) { g.Spec.DisplayName = "M-Pesa Tanzania" })
+		tigo = createGateway("TZS", func(g *paygatev1.Gateway) { g.Spec.DisplayName = "Tigo Pesa" })
+		duka = createMerchant(ns, "duka")
+		shop = newMerchantSite()
+	})
+
+	// open returns the checkout URL on the test's apiserver and a browser tab.
+	open := func(checkoutURL string) (context.Context, string) {
+		u, err := url.Parse(checkoutURL)
+		Expect(err).NotTo(HaveOccurred())
+		tab, cancel := chromedp.NewContext(browser)
+		DeferCleanup(cancel)
+		tab, cancelTimeout := context.WithTimeout(tab, 60*time.Second)
+		DeferCleanup(cancelTimeout)
+		return tab, baseURL + u.RequestURI()
+	}
+	screenshot := func(tab context.Context, name string) {
+		var png []byte
+		Expect(chromedp.Run(tab, chromedp.CaptureScreenshot(&png))).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(outDir, name+".png"), png, 0o644)).To(Succeed())
+	}
+	create := func(extra func(*paygate.CreatePaymentRequest)) *paygate.CreatePaymentResponse {
+		req := paygate.CreatePaymentRequest{
+			PaymentAmount: "15000", CurrencyCode: "TZS", RefTrx: uniqueName("order"), Description: "Kilo ya kahawa",
+			SuccessRedirect: shop.srv.URL + "/thanks", CancelRedirect: shop.srv.URL + "/cart",
+		}
+		if extra != nil {
+			extra(&req)
+		}
+		res, err := duka.sandbox.CreatePayment(ctx, req, "")
+		Expect(err).NotTo(HaveOccurred())
+		return res
+	}
+	gatewaysShown := func(tab context.Context) []string {
+		var codes []string
+		Expect(chromedp.Run(tab, chromedp.Evaluate(`Array.from(document.querySelectorAll("input[name=gateway]")).map(e => e.value)`, &codes))).To(Succeed())
+		return codes
+	}
+
+	It("lets a customer pay on a phone-sized screen and lands on success_redirect; the merchant gets the webhook", func() {
+		rcv := newReceiver()
+		res := create(func(r *paygate.CreatePaymentRequest) { r.WebhookURL = rcv.url() })
+		tab, link := open(res.Data.CheckoutURL)
+		var heading, banner string
+		Expect(chromedp.Run(tab,
+			chromedp.Navigate(link),
+			chromedp.WaitVisible(`#pay`, chromedp.ByQuery),
+			chromedp.Text(`#heading`, &heading, chromedp.ByQuery),
+			chromedp.Text(`.sandbox`, &banner, chromedp.ByQuery),
+		)).To(Succeed())
+		Expect(heading).To(ContainSubstring("Duka duka"))
+		Expect(banner).To(ContainSubstring("Sandbox"))
+		Expect(gatewaysShown(tab)).To(ConsistOf(mpesa.Name, tigo.Name))
+		screenshot(tab, "1-form")
+
+		Expect(chromedp.Run(tab,
+			chromedp.Click(`input[value="`+mpesa.Name+`"]`, chromedp.ByQuery),
+			chromedp.SendKeys(`#phone`, "0712 345 678", chromedp.ByQuery),
+			chromedp.Click(`#pay`, chromedp.ByQuery),
+		)).To(Succeed())
+		Eventually(func() string {
+			var loc string
+			_ = chromedp.Run(tab, chromedp.Location(&loc))
+			return loc
+		}, "30s", "200ms").Should(HavePrefix(shop.srv.URL + "/thanks?"))
+		Expect(shop.visited()).To(ContainElement(And(ContainSubstring("/thanks?"), ContainSubstring("status=success"), ContainSubstring("trx_id="+res.TrxID))))
+		screenshot(tab, "2-back-at-shop")
+
+		v, err := duka.sandbox.VerifyPayment(ctx, res.TrxID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(v.Status).To(Equal("success"))
+		var p paygatev1.Payment
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: res.TrxID}, &p)).To(Succeed())
+		Expect(p.Status.Gateway).To(Equal(mpesa.Code()), "the customer's choice")
+		Eventually(func() int { return len(rcv.requests()) }).Should(Equal(1))
+		Expect(rcv.requests()[0].header.Get("X-Paygate-Event")).To(Equal("payment.completed"))
+	})
+
+	It("shows the insufficient-funds message and ends on cancel_redirect", func() {
+		res := create(nil)
+		tab, link := open(res.Data.CheckoutURL)
+		var message string
+		Expect(chromedp.Run(tab,
+			chromedp.Navigate(link),
+			chromedp.WaitVisible(`#pay`, chromedp.ByQuery),
+			chromedp.Click(`input[value="`+tigo.Name+`"]`, chromedp.ByQuery),
+			chromedp.SendKeys(`#phone`, "0711 000 001", chromedp.ByQuery),
+			chromedp.Click(`#pay`, chromedp.ByQuery),
+			chromedp.WaitVisible(`#result`, chromedp.ByQuery),
+			chromedp.Text(`#result`, &message, chromedp.ByQuery),
+		)).To(Succeed())
+		Expect(message).To(ContainSubstring("not enough money"))
+		screenshot(tab, "3-insufficient-funds")
+		Eventually(func() string {
+			var loc string
+			_ = chromedp.Run(tab, chromedp.Location(&loc))
+			return loc
+		}, "30s", "200ms").Should(HavePrefix(shop.srv.URL + "/cart?"))
+		Expect(shop.visited()).To(ContainElement(ContainSubstring("status=failed")))
+	})
+
+	It("asks again for an invalid phone number, in Swahili when asked", func() {
+		res := create(nil)
+		tab, link := open(res.Data.CheckoutURL + "&lang=sw")
+		var alert, legend string
+		Expect(chromedp.Run(tab,
+			chromedp.Navigate(link),
+			chromedp.WaitVisible(`#pay`, chromedp.ByQuery),
+			chromedp.Text(`legend`, &legend, chromedp.ByQuery),
+			chromedp.Click(`input[value="`+mpesa.Name+`"]`, chromedp.ByQuery),
+			chromedp.SendKeys(`#phone`, "12345", chromedp.ByQuery),
+			chromedp.Click(`#pay`, chromedp.ByQuery),
+			chromedp.WaitVisible(`#form-error`, chromedp.ByQuery),
+			chromedp.Text(`#form-error`, &alert, chromedp.ByQuery),
+		)).To(Succeed())
+		Expect(legend).To(Equal("Chagua njia ya kulipa"))
+		Expect(alert).To(ContainSubstring("Weka namba sahihi"))
+		screenshot(tab, "4-invalid-phone-sw")
+		var p paygatev1.Payment
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: res.TrxID}, &p)).To(Succeed())
+		Expect(p.Spec.PushRequest).To(BeNil(), "nothing recorded for a bad number")
+	})
+
+	It("shows only the gateways the rules allow: the selection narrowed by allow_payment_methods", func() {
+		other := createGateway("TZS", func(g *paygatev1.Gateway) { g.Spec.DisplayName = "Airtel Money" })
+		createGateway("TZS", func(g *paygatev1.Gateway) { g.Spec.DisplayName = "Halo Pesa"; g.Spec.Active = ptr.To(false) })
+		createGateway("KES", func(g *paygatev1.Gateway) { g.Spec.DisplayName = "M-Pesa Kenya" })
+		sel := &paygatev1.GatewaySelection{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "duka"},
+			Spec: paygatev1.GatewaySelectionSpec{MerchantRef: paygatev1.MerchantReference{Name: "duka"},
+				Gateways: []paygatev1.GatewayCode{mpesa.Code(), tigo.Code()}}}
+		Expect(k8s.Create(ctx, sel)).To(Succeed())
+		var all, filtered *paygate.CreatePaymentResponse
+		Eventually(func(g Gomega) {
+			all = create(nil)
+			var p paygatev1.Payment
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: all.TrxID}, &p)).To(Succeed())
+			g.Expect(p.Spec.Gateways).NotTo(ContainElement(other.Code()), "the apiserver's cache has the selection")
+		}).WithPolling(500 * time.Millisecond).Should(Succeed())
+		filtered = create(func(r *paygate.CreatePaymentRequest) { r.AllowPaymentMethods = []string{"TIGO"} })
+
+		tab, link := open(all.Data.CheckoutURL)
+		Expect(chromedp.Run(tab, chromedp.Navigate(link), chromedp.WaitVisible(`#pay`, chromedp.ByQuery))).To(Succeed())
+		Expect(gatewaysShown(tab)).To(ConsistOf(mpesa.Name, tigo.Name))
+		tab, link = open(filtered.Data.CheckoutURL)
+		Expect(chromedp.Run(tab, chromedp.Navigate(link), chromedp.WaitVisible(`#pay`, chromedp.ByQuery))).To(Succeed())
+		Expect(gatewaysShown(tab)).To(ConsistOf(tigo.Name))
+		screenshot(tab, "5-filtered")
+	})
+
+	It("shows clear pages for a tampered link and an expired one, with nothing of the merchant", func() {
+		res := create(nil)
+		tampered := strings.Replace(res.Data.CheckoutURL, "signature=", "signature=0", 1)
+		tampered = tampered[:len(tampered)-1]
+		tab, link := open(tampered)
+		var body string
+		Expect(chromedp.Run(tab, chromedp.Navigate(link), chromedp.Text(`body`, &body, chromedp.ByQuery))).To(Succeed())
+		Expect(body).To(ContainSubstring("This payment link is not valid"))
+		Expect(body).NotTo(ContainSubstring("Duka"))
+		Expect(body).NotTo(ContainSubstring("15,000"))
+		screenshot(tab, "6-tampered")
+
+		// A payment whose session ended, with a link the apiserver signed for it.
+		expired := &paygatev1.Payment{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "trx-" + strings.Repeat("e", 24),
+				Labels: map[string]string{paygatev1.LabelMerchant: "duka", paygatev1.LabelEnvironment: "sandbox"}},
+			Spec: paygatev1.PaymentSpec{MerchantRef: paygatev1.MerchantReference{Name: "duka"}, Environment: "sandbox",
+				MerchantReference: "old-order", Amount: "15000.00", Currency: "TZS", Mode: paygatev1.PaymentModeHosted,
+				Gateways: []paygatev1.GatewayCode{mpesa.Code()}, CancelRedirect: shop.srv.URL + "/cart",
+				ExpiresAt: metav1.NewTime(time.Now().Add(-time.Minute).Truncate(time.Second))},
+		}
+		Expect(k8s.Create(ctx, expired)).To(Succeed())
+		tab, link = open(api.Server.CheckoutURL(expired))
+		Expect(chromedp.Run(tab, chromedp.Navigate(link), chromedp.WaitVisible(`#heading`, chromedp.ByQuery), chromedp.Text(`body`, &body, chromedp.ByQuery))).To(Succeed())
+		Expect(body).To(ContainSubstring("This payment link has expired"))
+		Expect(body).NotTo(ContainSubstring("Pay 15000"))
+		screenshot(tab, "7-expired")
+	})
+
+	It("serves the page with a strict Content-Security-Policy and no outside assets", func() {
+		res := create(nil)
+		u, _ := url.Parse(res.Data.CheckoutURL)
+		resp, err := http.Get(baseURL + u.RequestURI())
+		Expect(err).NotTo(HaveOccurred())
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		Expect(resp.StatusCode).To(Equal(http.StatusOK))
+		csp := resp.Header.Get("Content-Security-Policy")
+		Expect(csp).To(ContainSubstring("default-src 'none'"))
+		Expect(csp).To(ContainSubstring("script-src 'self'"))
+		Expect(csp).To(ContainSubstring("frame-ancestors 'none'"))
+		Expect(string(body)).NotTo(MatchRegexp(`(src="https?://|<link[^>]+href="https?://)`), "no assets from other hosts")
+		Expect(len(body)).To(BeNumerically("<", 8*1024), "light enough for a 3G phone")
+	})
+})
