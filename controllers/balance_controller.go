@@ -103,6 +103,9 @@ func (r *BalanceReconciler) ensureBalance(ctx context.Context, m *paygatev1.Merc
 			return err
 		}
 		if err := r.Create(ctx, b); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				return nil // created by an earlier pass the cache has not shown yet; its watch event brings us back
+			}
 			return fmt.Errorf("creating balance %s: %w", key.Name, err)
 		}
 	} else if err != nil {
