@@ -16,21 +16,22 @@ import (
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/pkg/paygate"
 )
 
 // APIVersion is the date-form version webhook payloads carry (spec section 6).
 const APIVersion = "2026-11-01"
 
-// Event types.
+// Event types (spec section 6), as merchants see them in pkg/paygate.
 const (
-	PaymentCompleted      = "payment.completed"
-	PaymentFailed         = "payment.failed"
-	SubscriptionCreated   = "subscription.created"
-	SubscriptionCancelled = "subscription.cancelled"
-	SubscriptionSuspended = "subscription.suspended"
-	InvoiceCreated        = "invoice.created"
-	InvoicePaid           = "invoice.paid"
-	InvoicePaymentFailed  = "invoice.payment_failed"
+	PaymentCompleted      = paygate.EventPaymentCompleted
+	PaymentFailed         = paygate.EventPaymentFailed
+	SubscriptionCreated   = paygate.EventSubscriptionCreated
+	SubscriptionCancelled = paygate.EventSubscriptionCancelled
+	SubscriptionSuspended = paygate.EventSubscriptionSuspended
+	InvoiceCreated        = paygate.EventInvoiceCreated
+	InvoicePaid           = paygate.EventInvoicePaid
+	InvoicePaymentFailed  = paygate.EventInvoicePaymentFailed
 )
 
 func digest(sourceUID, eventType string) string {
@@ -90,31 +91,12 @@ func NewDelivery(src Source, eventType string, data any, now time.Time) (*paygat
 	}, nil
 }
 
-// Money is {value, currency} with the value a JSON number at the currency's scale.
-type Money struct {
-	Value    json.Number `json:"value"`
-	Currency string      `json:"currency"`
-}
-
-// PaymentData is data of payment.* events.
-type PaymentData struct {
-	TrxID       string `json:"trx_id"`
-	MerchantRef string `json:"merchant_ref"`
-	Status      string `json:"status"`
-	Reason      string `json:"reason,omitempty"`
-	Amount      Money  `json:"amount"`
-	Settlement  struct {
-		Gross Money `json:"gross"`
-		Fees  Money `json:"fees"`
-		Net   Money `json:"net"`
-	} `json:"settlement"`
-	Customer struct {
-		Name  string `json:"name"`
-		Email string `json:"email"`
-		Phone string `json:"phone"`
-	} `json:"customer"`
-	Environment string `json:"environment"`
-}
+// Money and PaymentData are the wire types merchants decode with pkg/paygate: the server builds
+// the very structs the client reads, so the two cannot drift.
+type (
+	Money       = paygate.Money
+	PaymentData = paygate.PaymentEventData
+)
 
 // PaymentEventType is payment.completed for a settled payment and payment.failed for a failed one.
 func PaymentEventType(p *paygatev1.Payment) (string, bool) {
