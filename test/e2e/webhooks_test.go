@@ -234,6 +234,19 @@ var _ = Describe("Webhooks", func() {
 		}, "30s").Should(Succeed())
 	})
 
+	It("never lets a slow receiver stall another merchant's delivery", func() {
+		slow := newReceiver(http.StatusOK)
+		slow.delay = 5 * time.Second // beyond the 1 s attempt timeout: every attempt hangs
+		fast := newReceiver(http.StatusOK)
+		// Ten hanging deliveries: one at a time they would hold the queue for ten timeouts.
+		for range 10 {
+			pushPayment("+255712345678", slow.url())
+		}
+		Eventually(func() int { return len(slow.requests()) }).Should(BeNumerically(">=", 1))
+		pushPayment("+255712345678", fast.url())
+		Eventually(func() int { return len(fast.requests()) }, "5s").Should(Equal(1))
+	})
+
 	It("loses and duplicates no event across a manager restart mid-schedule", func() {
 		rcv := newReceiver(http.StatusInternalServerError)
 		trx := pushPayment("+255712345678", rcv.url())
