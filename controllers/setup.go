@@ -71,6 +71,9 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 	if err := (&BalanceReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the balance controller: %w", err)
 	}
+	if err := (&IdempotencyKeyReconciler{Client: mgr.GetClient(), Clock: opts.Clock}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the idempotency key controller: %w", err)
+	}
 	wh := opts.Webhooks
 	if wh.Concurrency == 0 {
 		wh.Concurrency = 16
