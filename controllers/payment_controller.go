@@ -19,6 +19,7 @@ import (
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	webhookevents "github.com/paygate/paygate/internal/events"
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/provider"
 )
@@ -400,9 +401,14 @@ func (r *PaymentReconciler) emitEvent(ctx context.Context, p *paygatev1.Payment)
 	if err := controllerutil.SetOwnerReference(p, d, r.Scheme()); err != nil {
 		return err
 	}
-	if err := r.Create(ctx, d); client.IgnoreAlreadyExists(err) != nil {
+	if err := r.Create(ctx, d); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
 		return fmt.Errorf("creating the %s event of payment %s: %w", eventType, p.Name, err)
 	}
+	// Counted where the event is born: once per payment.
+	metrics.PaymentsSettled.WithLabelValues(string(p.Spec.Environment), string(p.Status.Phase), p.Status.Reason).Inc()
 	return nil
 }
 

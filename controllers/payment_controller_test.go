@@ -7,12 +7,14 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/controllers"
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/provider"
 )
@@ -92,6 +94,12 @@ var _ = Describe("Payment controller", Ordered, func() {
 		Expect(sandbox.Pushes(a.Reference)).To(Equal(1))
 		Expect(meta.IsStatusConditionTrue(done.Status.Conditions, paygatev1.ConditionReady)).To(BeTrue())
 		Eventually(func() []string { return eventReasons(ns, "trx-success") }).Should(ContainElements("PushStarted", "PaymentSucceeded"))
+
+		By("counting it for SREs")
+		Eventually(func() float64 {
+			return testutil.ToFloat64(metrics.PaymentsSettled.WithLabelValues("sandbox", "success", ""))
+		}).Should(BeNumerically(">=", 1))
+		Expect(testutil.ToFloat64(metrics.ProviderRequests.WithLabelValues("sandbox", "push", "PENDING"))).To(BeNumerically(">=", 1))
 
 		By("never changing a terminal payment")
 		cur := getPayment(Default, p)

@@ -17,6 +17,7 @@ import (
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/credentials"
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -100,6 +101,11 @@ func (r *WebhookDeliveryReconciler) deliver(ctx context.Context, d *paygatev1.We
 		Body: []byte(d.Spec.Payload), Secret: secret, Production: d.Spec.Environment == paygatev1.EnvironmentProduction,
 	}, now)
 	st.TotalAttempts++
+	result := "failed"
+	if out.Delivered {
+		result = "delivered"
+	}
+	metrics.WebhookAttempts.WithLabelValues(string(d.Spec.Environment), result).Inc()
 	st.Attempts = append(st.Attempts, paygatev1.DeliveryAttempt{
 		Number: int32(len(st.Attempts) + 1), At: metav1.NewTime(now), StatusCode: int32(out.StatusCode),
 		Error: out.Error, DurationMillis: out.Duration.Milliseconds(),
@@ -114,6 +120,7 @@ func (r *WebhookDeliveryReconciler) deliver(ctx context.Context, d *paygatev1.We
 		return ctrl.Result{}, nil
 	case len(st.Attempts) >= len(r.schedule()):
 		st.Phase, st.NextAttemptAt = paygatev1.DeliveryAbandoned, nil
+		metrics.WebhooksAbandoned.WithLabelValues(string(d.Spec.Environment)).Inc()
 		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonWebhookAbandoned, "Deliver", "Abandoned %s %s after %d attempts; last: %s", d.Spec.EventType, d.Spec.EventID, len(st.Attempts), describeOutcome(out))
 		return ctrl.Result{}, nil
 	default:

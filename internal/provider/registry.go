@@ -19,10 +19,14 @@ type Registry struct {
 // For returns the provider for gw in env.
 func (r *Registry) For(ctx context.Context, gw *paygatev1.Gateway, env paygatev1.Environment) (Provider, error) {
 	if env == paygatev1.EnvironmentSandbox || gw.Spec.Provider == paygatev1.ProviderSandbox || gw.Spec.Provider == "" {
-		return r.Sandbox, nil
+		return Instrument("sandbox", r.Sandbox), nil
 	}
 	if r.Upstream == nil {
 		return nil, errors.New("no upstream provider is configured")
 	}
-	return r.Upstream(ctx, gw)
+	p, err := r.Upstream(ctx, gw)
+	if err != nil {
+		return nil, err
+	}
+	return Instrument("upstream", p), nil
 }

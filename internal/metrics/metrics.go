@@ -1,0 +1,46 @@
+// Package metrics holds Paygate's Prometheus metrics. They are registered with
+// controller-runtime's registry, so the manager's /metrics endpoint serves them with the
+// controller-runtime ones. Labels are bounded: environments, phases, reason codes, operations.
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+var (
+	// PaymentsSettled counts payments reaching a terminal phase.
+	PaymentsSettled = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "paygate_payments_settled_total",
+		Help: "Payments that reached a terminal phase, by environment, phase and failure reason.",
+	}, []string{"environment", "phase", "reason"})
+
+	// ProviderRequests counts calls to the mobile-money provider.
+	ProviderRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "paygate_provider_requests_total",
+		Help: "Calls to the mobile-money provider, by provider, operation and outcome (PENDING, SUCCESS, FAILED, AMBIGUOUS, NOT_FOUND, ERROR).",
+	}, []string{"provider", "operation", "outcome"})
+
+	// ProviderLatency measures calls to the mobile-money provider.
+	ProviderLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "paygate_provider_request_duration_seconds",
+		Help:    "Duration of calls to the mobile-money provider.",
+		Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 10),
+	}, []string{"provider", "operation"})
+
+	// WebhookAttempts counts webhook delivery attempts.
+	WebhookAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "paygate_webhook_attempts_total",
+		Help: "Webhook delivery attempts, by environment and result (delivered, failed).",
+	}, []string{"environment", "result"})
+
+	// WebhooksAbandoned counts events abandoned after their last attempt.
+	WebhooksAbandoned = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "paygate_webhooks_abandoned_total",
+		Help: "Webhook events abandoned after every attempt failed, by environment.",
+	}, []string{"environment"})
+)
+
+func init() {
+	crmetrics.Registry.MustRegister(PaymentsSettled, ProviderRequests, ProviderLatency, WebhookAttempts, WebhooksAbandoned)
+}

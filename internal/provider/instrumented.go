@@ -1,0 +1,58 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/paygate/paygate/internal/metrics"
+)
+
+// instrumented counts and times every call of a provider (paygate_provider_* metrics).
+type instrumented struct {
+	name string
+	p    Provider
+}
+
+// Instrument wraps p so that its calls show in Prometheus under name (sandbox, upstream).
+func Instrument(name string, p Provider) Provider { return instrumented{name: name, p: p} }
+
+func (i instrumented) observe(op string, start time.Time, res Result, err error) {
+	metrics.ProviderLatency.WithLabelValues(i.name, op).Observe(time.Since(start).Seconds())
+	outcome := string(res.Status)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		outcome = "NOT_FOUND"
+	case err != nil:
+		outcome = "ERROR"
+	}
+	metrics.ProviderRequests.WithLabelValues(i.name, op, outcome).Inc()
+}
+
+func (i instrumented) Push(ctx context.Context, req PushRequest) (Result, error) {
+	start := time.Now()
+	res, err := i.p.Push(ctx, req)
+	i.observe("push", start, res, err)
+	return res, err
+}
+
+func (i instrumented) PushStatus(ctx context.Context, reference string) (Result, error) {
+	start := time.Now()
+	res, err := i.p.PushStatus(ctx, reference)
+	i.observe("push_status", start, res, err)
+	return res, err
+}
+
+func (i instrumented) Disburse(ctx context.Context, req DisbursementRequest) (Result, error) {
+	start := time.Now()
+	res, err := i.p.Disburse(ctx, req)
+	i.observe("disburse", start, res, err)
+	return res, err
+}
+
+func (i instrumented) DisbursementStatus(ctx context.Context, reference string) (Result, error) {
+	start := time.Now()
+	res, err := i.p.DisbursementStatus(ctx, reference)
+	i.observe("disbursement_status", start, res, err)
+	return res, err
+}
