@@ -16,8 +16,10 @@ RUN go mod download
 # so the whole config/ directory is copied too.
 COPY *.go ./
 COPY api/ api/
+COPY apiserver/ apiserver/
 COPY controllers/ controllers/
 COPY internal/ internal/
+COPY pkg/ pkg/
 COPY config/ config/
 
 RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} \

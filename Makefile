@@ -31,11 +31,13 @@ help: ## Display this help.
 ##@ Development
 
 .PHONY: manifests
-manifests: controller-gen ## Generate CRDs and RBAC from the Go markers.
+manifests: controller-gen ## Generate CRDs and RBAC (manager, apiserver) from the Go markers.
 	$(CONTROLLER_GEN) rbac:roleName=paygate-manager crd paths="./api/..." paths="./controllers/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	rm -f charts/paygate/crds/*.yaml
 	cp config/crd/bases/*.yaml charts/paygate/crds/
 	{ cat hack/clusterrole-header.yaml.tpl; sed -n '/^rules:/,$$p' config/rbac/role.yaml; } > charts/paygate/templates/clusterrole.yaml
+	$(CONTROLLER_GEN) rbac:roleName=paygate-apiserver paths="./apiserver/..." output:rbac:artifacts:config=config/rbac/apiserver
+	{ cat hack/apiserver-clusterrole-header.yaml.tpl; sed -n '/^rules:/,$$p' config/rbac/apiserver/role.yaml; echo '{{- end }}'; } > charts/paygate/templates/apiserver-clusterrole.yaml
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods.
@@ -52,10 +54,12 @@ vet: ## Run go vet.
 .PHONY: verify
 verify: manifests generate ## Fail when generated files or formatting drift from what is committed.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
-	@git diff --exit-code -- api config charts/paygate/crds || { echo "Generated files drifted: run 'make manifests generate' and commit."; exit 1; }
-	@test -z "$$(git status --porcelain -- api config charts/paygate/crds)" || { echo "Untracked generated files:"; git status --porcelain -- api config charts/paygate/crds; exit 1; }
+	@git diff --exit-code -- api config charts/paygate/crds charts/paygate/templates/clusterrole.yaml charts/paygate/templates/apiserver-clusterrole.yaml || { echo "Generated files drifted: run 'make manifests generate' and commit."; exit 1; }
+	@test -z "$$(git status --porcelain -- api config charts/paygate/crds charts/paygate/templates/clusterrole.yaml charts/paygate/templates/apiserver-clusterrole.yaml)" || { echo "Untracked generated files:"; git status --porcelain -- api config charts/paygate/crds charts/paygate/templates/clusterrole.yaml charts/paygate/templates/apiserver-clusterrole.yaml; exit 1; }
 	@diff <(sed -n '/^rules:/,$$p' config/rbac/role.yaml) <(sed -n '/^rules:/,$$p' charts/paygate/templates/clusterrole.yaml) >/dev/null \
 		|| { echo "charts/paygate/templates/clusterrole.yaml: rules differ from config/rbac/role.yaml"; exit 1; }
+	@diff <(sed -n '/^rules:/,$$p' config/rbac/apiserver/role.yaml) <(sed -n '/^rules:/,$$p' charts/paygate/templates/apiserver-clusterrole.yaml | grep -v '^{{') >/dev/null \
+		|| { echo "charts/paygate/templates/apiserver-clusterrole.yaml: rules differ from config/rbac/apiserver/role.yaml"; exit 1; }
 
 .PHONY: test
 test: verify vet controlplane ## Run every test: unit, envtest integration, fuzz seed corpora.
@@ -85,7 +89,7 @@ run: build controlplane ## Start the local control plane, demo config, controlle
 	$(LOCALBIN)/paygate dev --assets $(LOCALBIN) --state-dir .paygate/dev
 
 .PHONY: deploy
-deploy: ## Install CRDs, RBAC and the manager into the current kubectl context.
+deploy: ## Install CRDs, RBAC, the manager and the apiserver into the current kubectl context.
 	kubectl apply --server-side -k config/default
 
 .PHONY: docker-build

@@ -48,6 +48,7 @@ func runDev(args []string) int {
 	}
 	// The demo merchants' sandbox webhooks go to a receiver on this machine.
 	opts.webhookAllowPrivate = true
+	opts.brandWord = api.brandWord // one brand for the API and the webhooks
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.zapOptions)))
 	log := ctrl.Log.WithName("dev")
 

@@ -50,7 +50,6 @@ func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProb
 	fs.IntVar(&o.webhookConcurrency, "webhook-concurrency", 16, "How many webhook deliveries run at once.")
 	fs.BoolVar(&o.webhookAllowPrivate, "webhook-allow-private-sandbox", false, "Let sandbox webhooks reach loopback and private addresses (development only; production never may).")
 	fs.StringVar(&o.webhookSchedule, "webhook-retry-schedule", "0s,3m,6m,12m,24m", "Delays before each webhook attempt; the count is the number of attempts.")
-	fs.StringVar(&o.brandWord, "brand-word", "Paygate", "Brand word in webhook header names (X-<brand>-Signature).")
 	o.zapOptions.BindFlags(fs)
 }
 
@@ -58,6 +57,7 @@ func runManager(args []string) int {
 	fs := flag.NewFlagSet("paygate manager", flag.ContinueOnError)
 	var opts managerOptions
 	opts.bindFlags(fs, ":8080", ":8081")
+	fs.StringVar(&opts.brandWord, "brand-word", "Paygate", "Brand word in webhook header names (X-<brand>-Signature).")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

@@ -50,7 +50,7 @@ func (s *Server) providerCallback(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	gw := &paygatev1.Gateway{}
-	if gwCode == "" || s.opts.Cache.Get(r.Context(), client.ObjectKey{Name: string(gwCode)}, gw) != nil {
+	if gwCode == "" || s.opts.Cache.Get(r.Context(), client.ObjectKey{Name: string(gwCode)}, gw) != nil || gw.Spec.Upstream == nil {
 		writeError(w, &APIError{Status: http.StatusNotFound, Label: LabelNotFound, Message: "Unknown reference."})
 		return
 	}

@@ -93,6 +93,7 @@ func (s *Server) doCreate(ctx context.Context, idemKey string, legacy bool) resp
 			CancelRedirect:      req.CancelRedirect,
 			AllowPaymentMethods: req.AllowPaymentMethods,
 			ExpiresAt:           metav1.NewTime(now.Add(s.checkoutLifetime(c.merchant)).Truncate(time.Second)),
+			CreatedAt:           ptrMicro(now),
 		},
 	}
 	for _, g := range gateways {
@@ -398,4 +399,9 @@ func (s *Server) requestPush(ctx context.Context, load func(live bool) (*paygate
 			return nil, s.serverError("Recording a push request", err).err
 		}
 	}
+}
+
+func ptrMicro(t time.Time) *metav1.MicroTime {
+	mt := metav1.NewMicroTime(t.UTC().Truncate(time.Microsecond))
+	return &mt
 }

@@ -128,7 +128,7 @@ func (s *Server) paymentRecord(p *paygatev1.Payment) paymentRecordJSON {
 		Customer:    customerJSON{Name: p.Spec.Customer.Name, Email: p.Spec.Customer.Email, Phone: phone.Mask(string(p.Spec.Customer.Phone))},
 		Description: p.Spec.Description, Environment: string(p.Spec.Environment),
 		CheckoutURL: s.CheckoutURL(p), ExpiresAt: formatTime(p.Spec.ExpiresAt.Time),
-		CreatedAt: formatTime(p.CreationTimestamp.Time), UpdatedAt: formatTime(updatedAt(p)),
+		CreatedAt: formatTime(createdAt(p)), UpdatedAt: formatTime(updatedAt(p)),
 	}
 	if p.Status.Fee != "" {
 		fee, net := amountJSON(p.Status.Fee, p.Spec.Currency), amountJSON(p.Status.NetAmount, p.Spec.Currency)
@@ -158,14 +158,22 @@ func verificationRecord(p *paygatev1.Payment) map[string]any {
 		"customer":     map[string]string{"name": p.Spec.Customer.Name, "email": p.Spec.Customer.Email},
 		"description":  p.Spec.Description,
 		"environment":  string(p.Spec.Environment),
-		"created_at":   formatTime(p.CreationTimestamp.Time),
+		"created_at":   formatTime(createdAt(p)),
 		"updated_at":   formatTime(updatedAt(p)),
 	}
 }
 
+// createdAt is when the payment was accepted, to the microsecond when the apiserver recorded it.
+func createdAt(p *paygatev1.Payment) time.Time {
+	if p.Spec.CreatedAt != nil {
+		return p.Spec.CreatedAt.Time
+	}
+	return p.CreationTimestamp.Time
+}
+
 // updatedAt is the latest thing that happened to a payment.
 func updatedAt(p *paygatev1.Payment) time.Time {
-	t := p.CreationTimestamp.Time
+	t := createdAt(p)
 	if p.Spec.PushRequest != nil && p.Spec.PushRequest.RequestedAt.After(t) {
 		t = p.Spec.PushRequest.RequestedAt.Time
 	}

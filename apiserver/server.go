@@ -47,6 +47,11 @@ type Options struct {
 	Log logr.Logger
 }
 
+// +kubebuilder:rbac:groups=paygate.dev,resources=merchants;gateways;gatewayselections;balances,verbs=get;list;watch
+// +kubebuilder:rbac:groups=paygate.dev,resources=payments,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=paygate.dev,resources=idempotencykeys,verbs=get;create;update;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+
 // Server serves the merchant API.
 type Server struct {
 	opts    Options

@@ -142,6 +142,11 @@ type PaymentSpec struct {
 	// +required
 	ExpiresAt metav1.Time `json:"expiresAt"`
 
+	// createdAt is when the apiserver accepted the payment, to the microsecond (the API reports
+	// created_at with microseconds; metadata.creationTimestamp has seconds only).
+	// +optional
+	CreatedAt *metav1.MicroTime `json:"createdAt,omitempty"`
+
 	// pushRequest is the latest request for a USSD push.
 	// +optional
 	PushRequest *PushRequest `json:"pushRequest,omitempty"`

@@ -819,6 +819,10 @@ func (in *PaymentSpec) DeepCopyInto(out *PaymentSpec) {
 		copy(*out, *in)
 	}
 	in.ExpiresAt.DeepCopyInto(&out.ExpiresAt)
+	if in.CreatedAt != nil {
+		in, out := &in.CreatedAt, &out.CreatedAt
+		*out = (*in).DeepCopy()
+	}
 	if in.PushRequest != nil {
 		in, out := &in.PushRequest, &out.PushRequest
 		*out = new(PushRequest)

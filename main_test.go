@@ -1,0 +1,36 @@
+package main
+
+import (
+	"os"
+	"testing"
+)
+
+// TestCommandsParseTheirFlags builds each subcommand's flag set (a flag defined twice panics)
+// and asks for its help, which must not start anything.
+func TestCommandsParseTheirFlags(t *testing.T) {
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devNull.Close()
+	stderr := os.Stderr
+	os.Stderr = devNull
+	defer func() { os.Stderr = stderr }()
+	for name, run := range map[string]func([]string) int{"manager": runManager, "apiserver": runAPIServer, "dev": runDev} {
+		if code := run([]string{"-h"}); code != 2 {
+			t.Errorf("paygate %s -h exited %d, want 2 (usage)", name, code)
+		}
+	}
+}
+
+func TestParseSchedule(t *testing.T) {
+	got, err := parseSchedule("0s, 3m,6m")
+	if err != nil || len(got) != 3 || got[1].Minutes() != 3 {
+		t.Fatalf("parseSchedule = %v, %v", got, err)
+	}
+	for _, bad := range []string{"", "soon", "-1s", "1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s"} {
+		if _, err := parseSchedule(bad); err == nil {
+			t.Errorf("parseSchedule(%q) accepted", bad)
+		}
+	}
+}
