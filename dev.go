@@ -7,6 +7,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -28,6 +30,7 @@ import (
 	"github.com/paygate/paygate/internal/controlplane"
 	"github.com/paygate/paygate/internal/credentials"
 	"github.com/paygate/paygate/internal/kube"
+	"github.com/paygate/paygate/pkg/paygate"
 )
 
 // devNamespace holds the demo merchants.
@@ -110,6 +113,9 @@ func dev(ctx context.Context, assets, stateDir string, opts managerOptions, api 
 	}
 	credsFile, _ := filepath.Abs(filepath.Join(stateDir, "credentials.env"))
 	if err := writeCredentials(ctx, c, merchants, credsFile, baseURL); err != nil {
+		return err
+	}
+	if err := startDemoReceiver(ctx, c, merchants); err != nil {
 		return err
 	}
 	printWelcome(kubeconfig, credsFile, baseURL, merchants)
@@ -223,6 +229,8 @@ Try:
   kubectl get merchant -n demo duka-online -o yaml
   kubectl annotate merchant -n demo duka-online paygate.dev/rotate-sandbox-credentials="$(date +%%s)" --overwrite
 
+Webhooks of duka-online's sandbox payments are received and verified here, on `+demoReceiverAddr+`.
+
 Call the API (hack/paygate-curl.sh signs requests with the sourced credentials):
   . %s
   hack/paygate-curl.sh POST /api/v1/payments '{"payment_amount":1500,"currency_code":"TZS","ref_trx":"order-1"}'
@@ -257,4 +265,40 @@ func startDevAPIServer(ctx context.Context, cfg *rest.Config, api apiserverOptio
 		return "", nil, err
 	}
 	return serverOpts.PublicURL, done, nil
+}
+
+// demoReceiverAddr is where the demo merchant's sandbox webhook URL points (config/samples).
+const demoReceiverAddr = "127.0.0.1:9099"
+
+// startDemoReceiver plays the demo merchant's webhook endpoint: it verifies each delivery with
+// the merchant's signing secret, as a merchant's receiver would, and prints it.
+func startDemoReceiver(ctx context.Context, c client.Client, merchants []paygatev1.Merchant) error {
+	var secret corev1.Secret
+	var merchant *paygatev1.Merchant
+	for i := range merchants {
+		if merchants[i].Spec.WebhookURLs.Sandbox == "http://"+demoReceiverAddr+"/webhooks/paygate" {
+			merchant = &merchants[i]
+		}
+	}
+	if merchant == nil {
+		return nil
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: merchant.Namespace, Name: credentials.WebhookSecretName(merchant.Name)}, &secret); err != nil {
+		return fmt.Errorf("reading the demo webhook secret: %w", err)
+	}
+	verifier := paygate.WebhookVerifier{Secret: secret.Data[credentials.KeySigningSecret]}
+	mux := http.NewServeMux()
+	mux.Handle("/webhooks/paygate", verifier.Handler(func(_ context.Context, e *paygate.WebhookEvent) error {
+		fmt.Printf("Webhook received by %s: %s %s (signature verified)\n", merchant.Name, e.Type, e.ID)
+		return nil
+	}))
+	ln, err := net.Listen("tcp", demoReceiverAddr)
+	if err != nil {
+		fmt.Printf("Note: the demo webhook receiver could not listen on %s (%v); deliveries will retry.\n", demoReceiverAddr, err)
+		return nil
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	go func() { <-ctx.Done(); _ = srv.Close() }()
+	return nil
 }
