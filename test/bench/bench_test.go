@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -106,6 +107,16 @@ func start() error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Errorf("the apiserver never accepted the merchant")
+}
+
+// TestMain stops the control plane the benchmarks started: its processes outlive the test binary
+// otherwise.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if env != nil {
+		_ = env.Stop()
+	}
+	os.Exit(code)
 }
 
 var seq atomic.Int64

@@ -56,6 +56,8 @@ var _ = BeforeSuite(func() {
 	var err error
 	env, err = testenv.Start()
 	Expect(err).NotTo(HaveOccurred(), "starting the control plane (make controlplane builds it)")
+	// Registered first, so the control plane stops even when a later step of the setup fails.
+	DeferCleanup(func() { Expect(env.Stop()).To(Succeed()) })
 	k8s = env.Client
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
@@ -66,14 +68,13 @@ var _ = BeforeSuite(func() {
 		Log:         logf.Log.WithName("apiserver"),
 	})
 	Expect(err).NotTo(HaveOccurred())
-	baseURL = "http://" + api.Listener.Addr().String()
-	_, err = env.StartManager(managerOptions())
-	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() {
 		cancel()
 		Eventually(done).Should(Receive(BeNil()))
-		Expect(env.Stop()).To(Succeed())
 	})
+	baseURL = "http://" + api.Listener.Addr().String()
+	_, err = env.StartManager(managerOptions())
+	Expect(err).NotTo(HaveOccurred())
 })
 
 // managerOptions are the options every manager of the suite runs with (restarts included):
