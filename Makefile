@@ -65,6 +65,11 @@ verify: manifests generate ## Fail when generated files or formatting drift from
 test: verify vet controlplane ## Run every test: unit, envtest integration, fuzz seed corpora.
 	go test $(GOFLAGS_TEST) ./... -coverprofile cover.out
 
+.PHONY: bench
+bench: controlplane ## Benchmarks: signed API calls over HTTP against the real stack, and the rate limiter.
+	go test ./test/bench/ -run '^$$' -bench . -benchtime 1000x -benchmem
+	go test ./internal/ratelimit/ -run '^$$' -bench . -benchmem
+
 .PHONY: test-short
 test-short: ## Unit tests only (no control plane).
 	go test $(GOFLAGS_TEST) -short ./...
