@@ -20,6 +20,7 @@ import (
 	"github.com/paygate/paygate/internal/eligibility"
 	"github.com/paygate/paygate/internal/index"
 	"github.com/paygate/paygate/internal/phone"
+	"github.com/paygate/paygate/pkg/paygate"
 )
 
 // annotationIdempotencyKey on a Payment names the IdempotencyKey object of the request that
@@ -260,7 +261,7 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 		return strings.Compare(a.Name, b.Name)
 	})
 	total := len(items)
-	page := []paymentRecordJSON{}
+	page := []paygate.Payment{}
 	for i := offset; i < total && i < offset+limit; i++ {
 		page = append(page, s.paymentRecord(&items[i]))
 	}

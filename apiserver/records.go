@@ -12,6 +12,7 @@ import (
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/phone"
+	"github.com/paygate/paygate/pkg/paygate"
 )
 
 // formatTime is the spec's timestamp form: ISO 8601 UTC with microseconds and Z.
@@ -93,39 +94,14 @@ func (s *Server) legacyCreateResponse(c *caller, p *paygatev1.Payment, gateways 
 	}
 }
 
-// paymentRecordJSON is the record of get-payment and of list items (decided in docs/api.md).
-type paymentRecordJSON struct {
-	TrxID       string       `json:"trx_id"`
-	MerchantRef string       `json:"merchant_ref"`
-	Status      string       `json:"status"`
-	Reason      string       `json:"reason,omitempty"`
-	Amount      json.Number  `json:"amount"`
-	Fee         *json.Number `json:"fee"`
-	NetAmount   *json.Number `json:"net_amount"`
-	Currency    string       `json:"currency"`
-	PaymentMode string       `json:"payment_mode"`
-	Gateway     string       `json:"gateway,omitempty"`
-	Customer    customerJSON `json:"customer"`
-	Description string       `json:"description"`
-	Environment string       `json:"environment"`
-	CheckoutURL string       `json:"checkout_url"`
-	ExpiresAt   string       `json:"expires_at"`
-	CreatedAt   string       `json:"created_at"`
-	UpdatedAt   string       `json:"updated_at"`
-}
-
-type customerJSON struct {
-	Name  string `json:"name"`
-	Email string `json:"email"`
-	Phone string `json:"phone,omitempty"`
-}
-
-func (s *Server) paymentRecord(p *paygatev1.Payment) paymentRecordJSON {
-	rec := paymentRecordJSON{
+// paymentRecord is the record of get-payment and of list items (docs/api.md). The server builds
+// the client's own type (pkg/paygate), so what the client decodes is what the server sends.
+func (s *Server) paymentRecord(p *paygatev1.Payment) paygate.Payment {
+	rec := paygate.Payment{
 		TrxID: p.Name, MerchantRef: p.Spec.MerchantReference, Status: string(p.Phase()), Reason: p.Status.Reason,
 		Amount: amountJSON(p.Spec.Amount, p.Spec.Currency), Currency: string(p.Spec.Currency),
 		PaymentMode: string(p.Spec.Mode), Gateway: string(p.Status.Gateway),
-		Customer:    customerJSON{Name: p.Spec.Customer.Name, Email: p.Spec.Customer.Email, Phone: phone.Mask(string(p.Spec.Customer.Phone))},
+		Customer:    paygate.Customer{Name: p.Spec.Customer.Name, Email: p.Spec.Customer.Email, Phone: phone.Mask(string(p.Spec.Customer.Phone))},
 		Description: p.Spec.Description, Environment: string(p.Spec.Environment),
 		CheckoutURL: s.CheckoutURL(p), ExpiresAt: formatTime(p.Spec.ExpiresAt.Time),
 		CreatedAt: formatTime(createdAt(p)), UpdatedAt: formatTime(updatedAt(p)),
@@ -137,9 +113,9 @@ func (s *Server) paymentRecord(p *paygatev1.Payment) paymentRecordJSON {
 	return rec
 }
 
-// verificationRecord is the spec's 2.3 record. Before settlement fee and net_amount are 0 and
-// the amount respectively (nothing has been charged yet).
-func verificationRecord(p *paygatev1.Payment) map[string]any {
+// verificationRecord is the spec's 2.3 record. Before settlement fee is 0 and net_amount equals
+// the amount (nothing has been charged yet).
+func verificationRecord(p *paygatev1.Payment) paygate.Verification {
 	amount := amountJSON(p.Spec.Amount, p.Spec.Currency)
 	fee, net := json.Number("0"), amount
 	if p.Status.Fee != "" {
@@ -147,19 +123,12 @@ func verificationRecord(p *paygatev1.Payment) map[string]any {
 	} else if cur, ok := money.LookupCurrency(string(p.Spec.Currency)); ok {
 		fee = money.Amount{}.JSONNumber(cur.Scale)
 	}
-	return map[string]any{
-		"status":       string(p.Phase()),
-		"trx_id":       p.Name,
-		"merchant_ref": p.Spec.MerchantReference,
-		"amount":       amount,
-		"fee":          fee,
-		"currency":     string(p.Spec.Currency),
-		"net_amount":   net,
-		"customer":     map[string]string{"name": p.Spec.Customer.Name, "email": p.Spec.Customer.Email},
-		"description":  p.Spec.Description,
-		"environment":  string(p.Spec.Environment),
-		"created_at":   formatTime(createdAt(p)),
-		"updated_at":   formatTime(updatedAt(p)),
+	return paygate.Verification{
+		Status: string(p.Phase()), TrxID: p.Name, MerchantRef: p.Spec.MerchantReference,
+		Amount: amount, Fee: fee, Currency: string(p.Spec.Currency), NetAmount: net,
+		Customer:    paygate.Customer{Name: p.Spec.Customer.Name, Email: p.Spec.Customer.Email},
+		Description: p.Spec.Description, Environment: string(p.Spec.Environment),
+		CreatedAt: formatTime(createdAt(p)), UpdatedAt: formatTime(updatedAt(p)),
 	}
 }
 
