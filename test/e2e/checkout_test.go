@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -195,6 +196,30 @@ var _ = Describe("Hosted checkout in a real browser", Ordered, func() {
 			return loc
 		}, "30s", "200ms").Should(HavePrefix(shop.srv.URL + "/cart?"))
 		Expect(shop.visited()).To(ContainElement(ContainSubstring("status=failed")))
+	})
+
+	It("can be completed with the keyboard alone", func() {
+		res := create(nil)
+		tab, link := open(res.Data.CheckoutURL)
+		var focused string
+		Expect(chromedp.Run(tab,
+			chromedp.Navigate(link),
+			chromedp.WaitVisible(`#pay`, chromedp.ByQuery),
+			chromedp.Focus(`input[name=gateway]`, chromedp.ByQuery), // the first radio, as Tab reaches it
+			chromedp.KeyEvent(" "),                                   // select it
+			chromedp.KeyEvent(kb.Tab),                                // to the phone field
+			chromedp.Evaluate(`document.activeElement.id`, &focused),
+		)).To(Succeed())
+		Expect(focused).To(Equal("phone"), "Tab moves from the gateways to the phone number")
+		Expect(chromedp.Run(tab,
+			chromedp.KeyEvent("0712345678"),
+			chromedp.KeyEvent(kb.Enter), // submits the form
+		)).To(Succeed())
+		Eventually(func() string {
+			var loc string
+			_ = chromedp.Run(tab, chromedp.Location(&loc))
+			return loc
+		}, "30s", "200ms").Should(HavePrefix(shop.srv.URL + "/thanks?"))
 	})
 
 	It("asks again for an invalid phone number, in Swahili when asked", func() {
