@@ -206,8 +206,8 @@ var _ = Describe("Hosted checkout in a real browser", Ordered, func() {
 			chromedp.Navigate(link),
 			chromedp.WaitVisible(`#pay`, chromedp.ByQuery),
 			chromedp.Focus(`input[name=gateway]`, chromedp.ByQuery), // the first radio, as Tab reaches it
-			chromedp.KeyEvent(" "),                                   // select it
-			chromedp.KeyEvent(kb.Tab),                                // to the phone field
+			chromedp.KeyEvent(" "),                                  // select it
+			chromedp.KeyEvent(kb.Tab),                               // to the phone field
 			chromedp.Evaluate(`document.activeElement.id`, &focused),
 		)).To(Succeed())
 		Expect(focused).To(Equal("phone"), "Tab moves from the gateways to the phone number")
