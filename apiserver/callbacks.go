@@ -13,12 +13,6 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 )
 
-// AnnotationProviderCallback on a Payment records the latest verified provider callback
-// ("<status> <RFC 3339 time>"). Writing it wakes the payment controller, which then asks the
-// provider for the attempt's status: the callback is a hint, the status query is the authority,
-// so a forged, duplicate, late or out-of-order callback can never move money on its own.
-const AnnotationProviderCallback = "paygate.dev/provider-callback"
-
 // providerCallback receives the upstream provider's results on an internal route: it is not
 // part of the merchant API and should not be exposed beyond the provider's network.
 func (s *Server) providerCallback(w http.ResponseWriter, r *http.Request) {
@@ -69,12 +63,14 @@ func (s *Server) providerCallback(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &APIError{Status: status, Label: LabelInvalidSignature, Message: "The callback could not be verified."})
 		return
 	}
-	if !p.Terminal() {
+	// A callback wakes the controller for a pending payment; for a failed one only when the
+	// provider claims success, so that money arriving too late is found and reported.
+	if !p.Terminal() || (p.Status.Phase == paygatev1.PaymentFailed && cb.Status == provider.StatusSuccess) {
 		patch := client.MergeFrom(p.DeepCopy())
 		if p.Annotations == nil {
 			p.Annotations = map[string]string{}
 		}
-		p.Annotations[AnnotationProviderCallback] = string(cb.Status) + " " + s.opts.Clock().UTC().Format(time.RFC3339Nano)
+		p.Annotations[paygatev1.AnnotationProviderCallback] = string(cb.Status) + " " + s.opts.Clock().UTC().Format(time.RFC3339Nano)
 		if err := s.opts.Writer.Patch(r.Context(), p, patch); err != nil {
 			s.serverError("Recording a provider callback", err).write(w)
 			return

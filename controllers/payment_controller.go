@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -80,7 +81,10 @@ func (r *PaymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	if p.Terminal() {
 		// Terminal states never change. The event is emitted from the stored terminal state, so a
 		// pass whose status write lost a race can never announce an outcome that did not stick.
-		return ctrl.Result{}, r.emitEvent(ctx, p)
+		if err := r.emitEvent(ctx, p); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.checkLateSettlement(ctx, p)
 	}
 	s := &paymentScope{payment: p, base: p.DeepCopy(), now: r.Clock()}
 	defer func() {
@@ -369,6 +373,43 @@ func (r *PaymentReconciler) pollInterval() time.Duration {
 }
 
 func ptrTime(t time.Time) *metav1.Time { mt := metav1.NewTime(t); return &mt }
+
+// checkLateSettlement asks the provider about a failed payment's last attempt when a callback
+// claims success after the fact (most often: the customer approved after the session expired).
+// The phase stays failed, as terminal phases do; the condition, an event and the metric
+// paygate_late_settlements_total tell operators to refund or reconcile the money.
+func (r *PaymentReconciler) checkLateSettlement(ctx context.Context, p *paygatev1.Payment) error {
+	hint := p.Annotations[paygatev1.AnnotationProviderCallback]
+	a := p.LatestAttempt()
+	if p.Status.Phase != paygatev1.PaymentFailed || hint == "" || a == nil {
+		return nil
+	}
+	if c := meta.FindStatusCondition(p.Status.Conditions, paygatev1.ConditionLateSettlement); c != nil && strings.Contains(c.Message, hint) {
+		return nil // this callback was checked already
+	}
+	prov, err := r.providerFor(ctx, p, a.Gateway)
+	if err != nil {
+		return err
+	}
+	res, err := prov.PushStatus(ctx, a.Reference)
+	if err != nil && !errors.Is(err, provider.ErrNotFound) {
+		return fmt.Errorf("asking the provider about attempt %s after a late callback: %w", a.Reference, err)
+	}
+	base := p.DeepCopy()
+	cond := metav1.Condition{Type: paygatev1.ConditionLateSettlement, Status: metav1.ConditionFalse, Reason: "NotSettled",
+		Message: "The provider does not report this attempt settled (callback " + hint + ")", ObservedGeneration: p.Generation}
+	if err == nil && res.Status == provider.StatusSuccess {
+		cond.Status, cond.Reason = metav1.ConditionTrue, "SettledAfterFailure"
+		cond.Message = fmt.Sprintf("The provider settled attempt %s after the payment failed with %s: refund or reconcile it (callback %s)", a.Reference, p.Status.Reason, hint)
+		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, "SettledAfterFailure", "CheckLateSettlement", "%s", cond.Message)
+		metrics.LateSettlements.WithLabelValues(string(p.Spec.Environment)).Inc()
+	}
+	meta.SetStatusCondition(&p.Status.Conditions, cond)
+	if err := r.Status().Patch(ctx, p, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("recording a late settlement check: %w", err))
+	}
+	return nil
+}
 
 // emitEvent creates the payment's webhook event, once: its name derives from the payment's UID
 // and the event type.

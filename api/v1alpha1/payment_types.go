@@ -205,6 +205,15 @@ type PaymentStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
+// AnnotationProviderCallback on a Payment records the latest verified provider callback
+// ("<status> <RFC 3339 time>"), written by the apiserver. It only wakes the payment controller,
+// which then asks the provider: the callback is a hint, the status query the authority.
+const AnnotationProviderCallback = "paygate.dev/provider-callback"
+
+// ConditionLateSettlement on a failed Payment reports that the provider settled its last attempt
+// after the payment failed: money to refund or reconcile.
+const ConditionLateSettlement = "LateSettlement"
+
 // AttemptPhase is where one push attempt stands.
 // +kubebuilder:validation:Enum=Initiating;Pending;Ambiguous;Succeeded;Failed
 type AttemptPhase string

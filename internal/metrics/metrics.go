@@ -28,6 +28,12 @@ var (
 		Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 10),
 	}, []string{"provider", "operation"})
 
+	// LateSettlements counts attempts the provider settled after their payment had failed.
+	LateSettlements = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "paygate_late_settlements_total",
+		Help: "Push attempts the provider settled after their payment had failed (money to refund or reconcile), by environment.",
+	}, []string{"environment"})
+
 	// WebhookAttempts counts webhook delivery attempts.
 	WebhookAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "paygate_webhook_attempts_total",
@@ -42,5 +48,5 @@ var (
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(PaymentsSettled, ProviderRequests, ProviderLatency, WebhookAttempts, WebhooksAbandoned)
+	crmetrics.Registry.MustRegister(PaymentsSettled, LateSettlements, ProviderRequests, ProviderLatency, WebhookAttempts, WebhooksAbandoned)
 }

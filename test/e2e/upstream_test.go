@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -63,6 +64,17 @@ var _ = Describe("Production payments through the upstream provider", func() {
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(p.Status).To(Equal("failed"))
 		}, "1s").Should(Succeed())
+
+		By("reporting the money that arrived too late, for a refund or reconciliation")
+		Eventually(func(g Gomega) {
+			var p paygatev1.Payment
+			g.Expect(k8s.Get(ctx, key, &p)).To(Succeed())
+			c := meta.FindStatusCondition(p.Status.Conditions, paygatev1.ConditionLateSettlement)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Reason).To(Equal("SettledAfterFailure"))
+			g.Expect(p.Status.Phase).To(Equal(paygatev1.PaymentFailed))
+		}).Should(Succeed())
 	})
 
 	It("settles with signed callbacks; duplicate, late and forged callbacks change nothing", func() {
