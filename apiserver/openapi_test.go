@@ -186,7 +186,7 @@ type exchangeFixture struct {
 	settledTrxID, settledRef string
 }
 
-func newExchangeFixture(t *testing.T) *exchangeFixture {
+func newExchangeFixture(t *testing.T, mods ...func(*Options)) *exchangeFixture {
 	t.Helper()
 	const ns = "shop"
 	now := time.Now().UTC().Truncate(time.Second)
@@ -255,7 +255,11 @@ func newExchangeFixture(t *testing.T) *exchangeFixture {
 		WithIndex(&paygatev1.GatewaySelection{}, index.SelectionMerchant, func(o client.Object) []string {
 			return []string{o.(*paygatev1.GatewaySelection).Spec.MerchantRef.Name}
 		}).Build()
-	s := New(Options{Cache: fc, Writer: fc, APIReader: fc, CheckoutKey: []byte("checkout-key")})
+	opts := Options{Cache: fc, Writer: fc, APIReader: fc, CheckoutKey: []byte("checkout-key")}
+	for _, mod := range mods {
+		mod(&opts)
+	}
+	s := New(opts)
 	f.srv = httptest.NewServer(s)
 	t.Cleanup(f.srv.Close)
 	return f
