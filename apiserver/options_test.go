@@ -1,8 +1,13 @@
 package apiserver
 
 import (
+	"context"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/paygate/paygate/pkg/paygate"
 )
 
 // TestSignaturesDisabled: the administrator switch drops X-Timestamp and X-Signature, and nothing
@@ -40,5 +45,29 @@ func TestSignaturesDisabled(t *testing.T) {
 				t.Fatalf("status %d, want %d", resp.StatusCode, tc.want)
 			}
 		})
+	}
+}
+
+// TestIdempotencyKeyExpires: within 24 hours a key belongs to its first request; after that it
+// may serve another one.
+func TestIdempotencyKeyExpires(t *testing.T) {
+	now := time.Now()
+	f := newExchangeFixture(t, func(o *Options) { o.Clock = func() time.Time { return now } })
+	c := paygate.New(f.srv.URL, f.duka)
+	c.Now = func() time.Time { return now }
+	create := func(ref string) error {
+		_, err := c.CreatePayment(context.Background(), paygate.CreatePaymentRequest{PaymentAmount: "1500", CurrencyCode: "TZS", RefTrx: ref}, "day-key")
+		return err
+	}
+	if err := create("first"); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(23 * time.Hour)
+	if err := create("second"); err == nil || !strings.Contains(err.Error(), LabelIdempotencyKeyReused) {
+		t.Fatalf("the key was reused within 24 hours: %v", err)
+	}
+	now = now.Add(2 * time.Hour)
+	if err := create("second"); err != nil {
+		t.Fatalf("the key was not free after 24 hours: %v", err)
 	}
 }
