@@ -172,7 +172,7 @@ func (s *Server) checkoutView(ctx context.Context, r *http.Request, p *paygatev1
 		v.State, v.Error = "failed", t.failure(p.Status.Reason)
 		v.ContinueURL = withResult(p.Spec.CancelRedirect, p.Name, "failed")
 		v.RefreshURL, v.RefreshSeconds = v.ContinueURL, 5
-	case p.LatestAttempt().InFlight() || (p.Spec.PushRequest != nil && (p.LatestAttempt() == nil || p.LatestAttempt().Sequence < p.Spec.PushRequest.Sequence)):
+	case p.AwaitingCustomer():
 		v.State, v.StatusURL = "waiting", base+"/status?"+q
 		if p.Spec.PushRequest != nil {
 			v.MaskedPhone = phone.Mask(string(p.Spec.PushRequest.Phone))
@@ -250,7 +250,7 @@ func (s *Server) checkoutPay(w http.ResponseWriter, r *http.Request) {
 	gateway, number := r.PostForm.Get("gateway"), strings.TrimSpace(r.PostForm.Get("phone"))
 	formError := ""
 	switch {
-	case gateway == "" || !containsCode(p.Spec.Gateways, gateway):
+	case gateway == "": // a gateway that is not the payment's is refused by requestPush
 		formError = t.ErrGateway
 	case number == "":
 		formError = t.ErrPhone
@@ -285,15 +285,6 @@ func (s *Server) checkoutPay(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	http.Redirect(w, r, "/checkout/"+p.Name+"?"+url.Values{"expires": {expires}, "signature": {sig}, "lang": {lang}}.Encode(), http.StatusSeeOther)
-}
-
-func containsCode(codes []paygatev1.GatewayCode, code string) bool {
-	for _, c := range codes {
-		if string(c) == code {
-			return true
-		}
-	}
-	return false
 }
 
 // checkoutStatus lets the page's script follow the payment: final, where to go, what to say.

@@ -110,7 +110,7 @@ func (s *Server) doCreate(ctx context.Context, idemKey string, legacy bool) resp
 		if !apierrors.IsAlreadyExists(err) {
 			return s.serverError("Creating a payment", err)
 		}
-		existing, err := s.payment(ctx, c, p.Name)
+		existing, err := s.payment(ctx, c, p.Name, false)
 		if err != nil || existing == nil || idemKey == "" || existing.Annotations[annotationIdempotencyKey] != idemKey {
 			return errorResponse(&APIError{Status: http.StatusConflict, Label: LabelDuplicateReference,
 				Message: "Transaction reference already exists.", Errors: map[string][]string{"ref_trx": {"The ref_trx has already been used."}}})
@@ -166,19 +166,23 @@ func (s *Server) resolveGateways(ctx context.Context, c *caller, req *paymentReq
 	return fit, sel.Restricted(), nil
 }
 
-// payment reads one of the caller's payments: cache first, then live (read-your-writes). A
+// payment reads one of the caller's payments: from the cache, falling back to a live read right
+// after our own write (read-your-writes), or live only when asked (after a write conflict). A
 // payment of another merchant or environment is not found.
-func (s *Server) payment(ctx context.Context, c *caller, trxID string) (*paygatev1.Payment, error) {
+func (s *Server) payment(ctx context.Context, c *caller, trxID string, live bool) (*paygatev1.Payment, error) {
 	if !trxIDPattern.MatchString(trxID) {
 		return nil, nil // not a name Paygate issues: no such payment
 	}
 	key := client.ObjectKey{Namespace: c.merchant.Namespace, Name: trxID}
 	p := &paygatev1.Payment{}
-	err := s.opts.Cache.Get(ctx, key, p)
-	if apierrors.IsNotFound(err) {
+	var err error
+	if !live {
+		err = s.opts.Cache.Get(ctx, key, p)
+	}
+	if live || apierrors.IsNotFound(err) {
 		err = s.opts.APIReader.Get(ctx, key, p)
 	}
-	if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) {
+	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
@@ -192,7 +196,7 @@ func (s *Server) payment(ctx context.Context, c *caller, trxID string) (*paygate
 
 func (s *Server) getPayment(w http.ResponseWriter, r *http.Request) {
 	c := callerFrom(r.Context())
-	p, err := s.payment(r.Context(), c, r.PathValue("trx_id"))
+	p, err := s.payment(r.Context(), c, r.PathValue("trx_id"), false)
 	if err != nil {
 		s.serverError("Reading a payment", err).write(w)
 		return
@@ -206,7 +210,7 @@ func (s *Server) getPayment(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) verifyPayment(w http.ResponseWriter, r *http.Request) {
 	c := callerFrom(r.Context())
-	p, err := s.payment(r.Context(), c, r.PathValue("trx_id"))
+	p, err := s.payment(r.Context(), c, r.PathValue("trx_id"), false)
 	if err != nil {
 		s.serverError("Reading a payment", err).write(w)
 		return
@@ -302,10 +306,7 @@ func (s *Server) pushPayment(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, apiErr := s.requestPush(r.Context(), func(live bool) (*paygatev1.Payment, error) {
-		if live {
-			return s.livePayment(r.Context(), c, r.PathValue("trx_id"))
-		}
-		return s.payment(r.Context(), c, r.PathValue("trx_id"))
+		return s.payment(r.Context(), c, r.PathValue("trx_id"), live)
 	}, rawPhone, "")
 	if apiErr != nil {
 		writeError(w, apiErr)
@@ -325,25 +326,6 @@ func (s *Server) pushPayment(w http.ResponseWriter, r *http.Request) {
 			"expires_at":     formatTime(out.Spec.ExpiresAt.Time),
 		},
 	})
-}
-
-// livePayment reads one of the caller's payments from the API server, bypassing the cache.
-func (s *Server) livePayment(ctx context.Context, c *caller, trxID string) (*paygatev1.Payment, error) {
-	if !trxIDPattern.MatchString(trxID) {
-		return nil, nil
-	}
-	p := &paygatev1.Payment{}
-	err := s.opts.APIReader.Get(ctx, client.ObjectKey{Namespace: c.merchant.Namespace, Name: trxID}, p)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if p.Spec.MerchantRef.Name != c.merchant.Name || p.Spec.Environment != c.env {
-		return nil, nil
-	}
-	return p, nil
 }
 
 // requestPush records a push request on a pending payment (the push endpoint and hosted
@@ -380,7 +362,7 @@ func (s *Server) requestPush(ctx context.Context, load func(live bool) (*paygate
 		if gateway != "" && !slices.Contains(p.Spec.Gateways, gateway) {
 			return nil, validationError(map[string][]string{"gateway": {"The gateway is not available for this payment."}})
 		}
-		if last := p.LatestAttempt(); last.InFlight() || (p.Spec.PushRequest != nil && (last == nil || last.Sequence < p.Spec.PushRequest.Sequence)) {
+		if p.AwaitingCustomer() {
 			return nil, &APIError{Status: http.StatusConflict, Label: LabelPushInProgress,
 				Message: "A payment prompt is already waiting for the customer; wait for its outcome before pushing again."}
 		}

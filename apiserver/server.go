@@ -5,7 +5,6 @@
 package apiserver
 
 import (
-	"context"
 	"net/http"
 	"net/netip"
 	"runtime/debug"
@@ -165,11 +164,4 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 		r.status = http.StatusOK
 	}
 	return r.ResponseWriter.Write(b)
-}
-
-// internalError logs err and answers 500 without details.
-func (s *Server) internalError(ctx context.Context, w http.ResponseWriter, what string, err error) {
-	s.opts.Log.Error(err, what)
-	_ = ctx
-	writeError(w, &APIError{Status: http.StatusInternalServerError, Label: LabelServerError, Message: "An internal error occurred; retry the request."})
 }

@@ -38,7 +38,6 @@ const (
 	ReasonMultipleSelections    = "MultipleSelections"
 	ReasonMerchantReady         = "MerchantReady"
 	ReasonMerchantNotReady      = "MerchantNotReady"
-	ReasonIDAssigned            = "IDAssigned"
 	ReasonBusinessNotApproved   = "BusinessNotApproved"
 	ReasonReconcileFailed       = "ReconcileFailed"
 	merchantControllerName      = "merchant-controller"

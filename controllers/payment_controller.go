@@ -162,8 +162,7 @@ func (r *PaymentReconciler) resolveAttempt(ctx context.Context, s *paymentScope)
 func (r *PaymentReconciler) startPush(ctx context.Context, s *paymentScope) (ctrl.Result, error) {
 	p := s.payment
 	pr := p.Spec.PushRequest
-	last := p.LatestAttempt()
-	if p.Terminal() || pr == nil || last.InFlight() || (last != nil && last.Sequence >= pr.Sequence) ||
+	if p.Terminal() || !p.PushUnanswered() || p.LatestAttempt().InFlight() ||
 		!s.now.Before(p.Spec.ExpiresAt.Time) || len(p.Status.Attempts) >= 20 {
 		return ctrl.Result{}, nil
 	}

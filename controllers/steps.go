@@ -4,7 +4,6 @@ package controllers
 
 import (
 	"context"
-	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -37,6 +36,3 @@ func lowestRequeue(a, b ctrl.Result) ctrl.Result {
 	}
 	return a
 }
-
-// shortRequeue is used where a cache is expected to catch up with our own write.
-const shortRequeue = 2 * time.Second

@@ -321,6 +321,19 @@ func (p *Payment) LatestAttempt() *PushAttempt {
 	return &p.Status.Attempts[len(p.Status.Attempts)-1]
 }
 
+// PushUnanswered reports whether the latest push request has no attempt yet.
+func (p *Payment) PushUnanswered() bool {
+	last := p.LatestAttempt()
+	return p.Spec.PushRequest != nil && (last == nil || last.Sequence < p.Spec.PushRequest.Sequence)
+}
+
+// AwaitingCustomer reports whether a prompt is on its way to the customer or waiting for them:
+// a push request not yet answered, or an attempt that may still move money. While it is, no
+// second push may start.
+func (p *Payment) AwaitingCustomer() bool {
+	return p.PushUnanswered() || p.LatestAttempt().InFlight()
+}
+
 // InFlight reports whether an attempt may still move money.
 func (a *PushAttempt) InFlight() bool {
 	return a != nil && a.Phase != AttemptSucceeded && a.Phase != AttemptFailed
