@@ -80,8 +80,11 @@ func (s *Server) checkoutStatic(w http.ResponseWriter, r *http.Request) {
 }
 
 // checkoutPayment finds the payment a signed link names. It returns nil when the link is
-// tampered, unknown or not Paygate's: the page then shows nothing of any merchant.
-func (s *Server) checkoutPayment(ctx context.Context, trxID, expires, sig string) (*paygatev1.Payment, error) {
+// tampered, unknown or not Paygate's: the page then shows nothing of any merchant. pushed is the
+// push request the customer has just made (0 when none): a cache that has not seen it yet is read
+// past, so the page after "Pay" shows the waiting state, not the form again (read-your-writes,
+// whichever replica answers).
+func (s *Server) checkoutPayment(ctx context.Context, trxID, expires, sig string, pushed int32) (*paygatev1.Payment, error) {
 	if !trxIDPattern.MatchString(trxID) || len(sig) != 64 || len(expires) > 12 {
 		return nil, nil
 	}
@@ -92,7 +95,9 @@ func (s *Server) checkoutPayment(ctx context.Context, trxID, expires, sig string
 	if err := s.opts.Cache.List(ctx, &list, client.MatchingFields{index.PaymentName: trxID}); err != nil {
 		return nil, err
 	}
-	if len(list.Items) == 0 { // created a moment ago: read past the cache
+	stale := len(list.Items) == 1 && pushed > 0 &&
+		(list.Items[0].Spec.PushRequest == nil || list.Items[0].Spec.PushRequest.Sequence < pushed)
+	if len(list.Items) == 0 || stale { // created or pushed a moment ago: read past the cache
 		if err := s.opts.APIReader.List(ctx, &list, client.MatchingFields{"metadata.name": trxID}); err != nil {
 			return nil, err
 		}
@@ -221,7 +226,7 @@ func withResult(raw, trxID, status string) string {
 func (s *Server) checkoutShow(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	lang := checkoutLanguage(q.Get("lang"), r.Header.Get("Accept-Language"))
-	p, err := s.checkoutPayment(r.Context(), r.PathValue("trx_id"), q.Get("expires"), q.Get("signature"))
+	p, err := s.checkoutPayment(r.Context(), r.PathValue("trx_id"), q.Get("expires"), q.Get("signature"), pushedSequence(q.Get("pushed")))
 	if err != nil {
 		s.opts.Log.Error(err, "Finding a checkout payment")
 		p = nil
@@ -241,14 +246,14 @@ func (s *Server) checkoutPay(w http.ResponseWriter, r *http.Request) {
 	lang := checkoutLanguage(r.PostForm.Get("lang"), r.Header.Get("Accept-Language"))
 	t := checkoutLanguages[lang]
 	expires, sig := r.PostForm.Get("expires"), r.PostForm.Get("signature")
-	p, err := s.checkoutPayment(r.Context(), r.PathValue("trx_id"), expires, sig)
+	p, err := s.checkoutPayment(r.Context(), r.PathValue("trx_id"), expires, sig, 0)
 	if err != nil || p == nil {
 		v, status := s.checkoutView(r.Context(), r, nil, lang, expires, sig)
 		s.renderCheckout(w, status, v)
 		return
 	}
 	gateway, number := r.PostForm.Get("gateway"), strings.TrimSpace(r.PostForm.Get("phone"))
-	formError := ""
+	formError, pushed := "", ""
 	switch {
 	case gateway == "": // a gateway that is not the payment's is refused by requestPush
 		formError = t.ErrGateway
@@ -256,7 +261,7 @@ func (s *Server) checkoutPay(w http.ResponseWriter, r *http.Request) {
 		formError = t.ErrPhone
 	}
 	if formError == "" {
-		_, apiErr := s.requestPush(r.Context(), func(live bool) (*paygatev1.Payment, error) {
+		pushedPayment, apiErr := s.requestPush(r.Context(), func(live bool) (*paygatev1.Payment, error) {
 			if live {
 				fresh := &paygatev1.Payment{}
 				return fresh, s.opts.APIReader.Get(r.Context(), client.ObjectKeyFromObject(p), fresh)
@@ -266,6 +271,7 @@ func (s *Server) checkoutPay(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case apiErr == nil:
 			s.opts.Log.Info("Checkout push requested", "trxID", p.Name, "gateway", gateway, "customerPhone", phone.Mask(number))
+			pushed = strconv.Itoa(int(pushedPayment.Spec.PushRequest.Sequence))
 		case apiErr.Status == http.StatusUnprocessableEntity:
 			formError = t.ErrPhone
 			if _, bad := apiErr.Errors["gateway"]; bad {
@@ -284,14 +290,28 @@ func (s *Server) checkoutPay(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	http.Redirect(w, r, "/checkout/"+p.Name+"?"+url.Values{"expires": {expires}, "signature": {sig}, "lang": {lang}}.Encode(), http.StatusSeeOther)
+	next := url.Values{"expires": {expires}, "signature": {sig}, "lang": {lang}}
+	if pushed != "" {
+		next.Set("pushed", pushed)
+	}
+	http.Redirect(w, r, "/checkout/"+p.Name+"?"+next.Encode(), http.StatusSeeOther)
+}
+
+// pushedSequence reads the page's "pushed" parameter: the sequence of the push request the
+// customer has just made, 0 when absent or not a small positive number.
+func pushedSequence(raw string) int32 {
+	n, err := strconv.ParseInt(raw, 10, 32)
+	if err != nil || n < 1 {
+		return 0
+	}
+	return int32(n)
 }
 
 // checkoutStatus lets the page's script follow the payment: final, where to go, what to say.
 func (s *Server) checkoutStatus(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	lang := checkoutLanguage(q.Get("lang"), r.Header.Get("Accept-Language"))
-	p, err := s.checkoutPayment(r.Context(), r.PathValue("trx_id"), q.Get("expires"), q.Get("signature"))
+	p, err := s.checkoutPayment(r.Context(), r.PathValue("trx_id"), q.Get("expires"), q.Get("signature"), 0)
 	if err != nil || p == nil {
 		writeError(w, &APIError{Status: http.StatusNotFound, Label: LabelNotFound, Message: "Unknown payment link."})
 		return

@@ -63,13 +63,13 @@ func (m *merchantSite) visited() []string {
 
 var _ = Describe("Hosted checkout in a real browser", Ordered, func() {
 	var (
-		browser context.Context
-		ns      string
-		duka    *merchantFixture
-		mpesa   *paygatev1.Gateway
-		tigo    *paygatev1.Gateway
-		shop    *merchantSite
-		outDir  string
+		chromium string
+		ns       string
+		duka     *merchantFixture
+		mpesa    *paygatev1.Gateway
+		tigo     *paygatev1.Gateway
+		shop     *merchantSite
+		outDir   string
 	)
 	BeforeAll(func() {
 		path := chromiumPath()
@@ -79,18 +79,7 @@ var _ = Describe("Hosted checkout in a real browser", Ordered, func() {
 			}
 			Skip("Chromium is not installed (apt-get install chromium); the browser tests run in CI")
 		}
-		opts := append(chromedp.DefaultExecAllocatorOptions[:],
-			chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
-			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-			chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
-			chromedp.WindowSize(390, 844),
-		)
-		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-		DeferCleanup(cancelAlloc)
-		var cancelBrowser context.CancelFunc
-		browser, cancelBrowser = chromedp.NewContext(alloc)
-		DeferCleanup(cancelBrowser)
-		Expect(chromedp.Run(browser)).To(Succeed())
+		chromium = path
 		outDir = filepath.Join("..", "output", "checkout")
 		Expect(os.MkdirAll(outDir, 0o755)).To(Succeed())
 	})
@@ -103,19 +92,38 @@ var _ = Describe("Hosted checkout in a real browser", Ordered, func() {
 		shop = newMerchantSite()
 	})
 
-	// open returns the checkout URL on the test's apiserver and a browser tab.
+	// open starts a browser of its own for the spec (a phone-sized window, nothing shared with
+	// other specs) and returns its tab and the checkout URL on the test's apiserver. One browser per
+	// spec, not one tab per spec in a shared browser, so no spec's page waits behind another's.
 	open := func(checkoutURL string) (context.Context, string) {
 		u, err := url.Parse(checkoutURL)
 		Expect(err).NotTo(HaveOccurred())
-		tab, cancel := chromedp.NewContext(browser)
-		DeferCleanup(cancel)
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
+			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
+			chromedp.WindowSize(390, 844),
+		)
+		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		DeferCleanup(cancelAlloc)
+		tab, cancelTab := chromedp.NewContext(alloc)
+		DeferCleanup(cancelTab)
 		tab, cancelTimeout := context.WithTimeout(tab, 60*time.Second)
 		DeferCleanup(cancelTimeout)
+		Expect(chromedp.Run(tab)).To(Succeed(), "Chromium starts")
 		return tab, baseURL + u.RequestURI()
 	}
+	// screenshot writes a picture for review. It is not an assertion: Chromium can stall a capture
+	// while a page is still painting, so a capture gets its own short deadline and a stalled one is
+	// reported instead of failing the spec (and of eating the tab's deadline).
 	screenshot := func(tab context.Context, name string) {
+		capture, cancel := context.WithTimeout(tab, 15*time.Second)
+		defer cancel()
 		var png []byte
-		Expect(chromedp.Run(tab, chromedp.CaptureScreenshot(&png))).To(Succeed())
+		if err := chromedp.Run(capture, chromedp.CaptureScreenshot(&png)); err != nil {
+			AddReportEntry("screenshot "+name+" not taken", err.Error())
+			return
+		}
 		Expect(os.WriteFile(filepath.Join(outDir, name+".png"), png, 0o644)).To(Succeed())
 	}
 	create := func(extra func(*paygate.CreatePaymentRequest)) *paygate.CreatePaymentResponse {
@@ -163,6 +171,7 @@ var _ = Describe("Hosted checkout in a real browser", Ordered, func() {
 			return loc
 		}, "30s", "200ms").Should(HavePrefix(shop.srv.URL + "/thanks?"))
 		Expect(shop.visited()).To(ContainElement(And(ContainSubstring("/thanks?"), ContainSubstring("status=success"), ContainSubstring("trx_id="+res.TrxID))))
+		Expect(chromedp.Run(tab, chromedp.WaitVisible(`#shop`, chromedp.ByQuery))).To(Succeed())
 		screenshot(tab, "2-back-at-shop")
 
 		v, err := duka.sandbox.VerifyPayment(ctx, res.TrxID)
