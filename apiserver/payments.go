@@ -195,22 +195,19 @@ func (s *Server) payment(ctx context.Context, c *caller, trxID string, live bool
 }
 
 func (s *Server) getPayment(w http.ResponseWriter, r *http.Request) {
-	c := callerFrom(r.Context())
-	p, err := s.payment(r.Context(), c, r.PathValue("trx_id"), false)
-	if err != nil {
-		s.serverError("Reading a payment", err).write(w)
-		return
-	}
-	if p == nil {
-		writeError(w, errNotFound)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "success", "data": s.paymentRecord(p)})
+	s.answerPayment(w, r, func(p *paygatev1.Payment) any {
+		return map[string]any{"status": "success", "data": s.paymentRecord(p)}
+	})
 }
 
 func (s *Server) verifyPayment(w http.ResponseWriter, r *http.Request) {
-	c := callerFrom(r.Context())
-	p, err := s.payment(r.Context(), c, r.PathValue("trx_id"), false)
+	s.answerPayment(w, r, func(p *paygatev1.Payment) any { return verificationRecord(p) })
+}
+
+// answerPayment answers a read of the caller's payment named by the path with the record render
+// builds, or NOT_FOUND.
+func (s *Server) answerPayment(w http.ResponseWriter, r *http.Request, render func(*paygatev1.Payment) any) {
+	p, err := s.payment(r.Context(), callerFrom(r.Context()), r.PathValue("trx_id"), false)
 	if err != nil {
 		s.serverError("Reading a payment", err).write(w)
 		return
@@ -219,7 +216,7 @@ func (s *Server) verifyPayment(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errNotFound)
 		return
 	}
-	writeJSON(w, http.StatusOK, verificationRecord(p))
+	writeJSON(w, http.StatusOK, render(p))
 }
 
 // List pagination: documented in docs/api.md.

@@ -24,29 +24,12 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/paygate/paygate/internal/clock"
 )
 
 // fakeClock is a manually advanced clock, safe for concurrent use.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func newFakeClock() *clock.Fake { return clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) }
 
 // drain calls Allow until it is denied and returns how many were allowed
 // and the retryAfter of the denial.

@@ -6,33 +6,16 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/paygate/paygate/internal/clock"
 
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/test/fakeupstream"
 )
 
-// fakeClock is an injectable, concurrency-safe clock.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_750_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func newFakeClock() *clock.Fake { return clock.NewFake(time.Unix(1_750_000_000, 0)) }
 
 func adapter(t *testing.T, f *fakeupstream.Server, timeout time.Duration) *provider.Upstream {
 	t.Helper()
