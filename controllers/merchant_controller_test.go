@@ -2,7 +2,6 @@ package controllers_test
 
 import (
 	"encoding/json"
-	"strings"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -16,46 +15,16 @@ import (
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/credentials"
+	"github.com/paygate/paygate/internal/testenv"
 )
 
-func newGateway(currency paygatev1.CurrencyCode, mods ...func(*paygatev1.Gateway)) *paygatev1.Gateway {
-	g := &paygatev1.Gateway{
-		ObjectMeta: metav1.ObjectMeta{Name: uniqueName(strings.ToLower(string(currency)) + "-gw")},
-		Spec: paygatev1.GatewaySpec{
-			DisplayName: "Test " + string(currency) + " money",
-			Currency:    currency,
-			Type:        paygatev1.GatewayTypeAutomatic,
-			Provider:    paygatev1.ProviderSandbox,
-			Fees:        paygatev1.GatewayFees{Percent: "2.5", Fixed: "0"},
-		},
-	}
-	for _, m := range mods {
-		m(g)
-	}
-	return g
-}
+var newGateway, newMerchant = testenv.Gateway, testenv.Merchant
 
 func createGateway(currency paygatev1.CurrencyCode, mods ...func(*paygatev1.Gateway)) *paygatev1.Gateway {
 	g := newGateway(currency, mods...)
 	Expect(k8s.Create(ctx, g)).To(Succeed())
 	deleteAfter(g)
 	return g
-}
-
-func newMerchant(ns, name string, mods ...func(*paygatev1.Merchant)) *paygatev1.Merchant {
-	m := &paygatev1.Merchant{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: paygatev1.MerchantSpec{
-			DisplayName: "Duka " + name,
-			Owner:       "owner@duka.example",
-			Currencies:  []paygatev1.CurrencyCode{"TZS"},
-			Wallets:     []paygatev1.Wallet{{Currency: "TZS"}},
-		},
-	}
-	for _, mod := range mods {
-		mod(m)
-	}
-	return m
 }
 
 func createMerchant(ns, name string, mods ...func(*paygatev1.Merchant)) *paygatev1.Merchant {

@@ -2,15 +2,11 @@ package controllers_test
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"testing"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -69,23 +65,10 @@ var _ = AfterSuite(func() {
 
 // newNamespace creates a namespace for one test and deletes it afterwards. envtest has no
 // garbage collector and no namespace controller: objects in it are deleted explicitly.
-func newNamespace() string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "paygate-test-"}}
-	Expect(k8s.Create(ctx, ns)).To(Succeed())
-	DeferCleanup(func() {
-		Expect(client.IgnoreNotFound(k8s.Delete(ctx, ns))).To(Succeed())
-	})
-	return ns.Name
-}
+func newNamespace() string { return testenv.Namespace(ctx, k8s, "paygate-test") }
 
 // uniqueName gives cluster-scoped objects of different tests different names.
-func uniqueName(prefix string) string {
-	return fmt.Sprintf("%s-%06d", prefix, rand.IntN(1_000_000))
-}
+func uniqueName(prefix string) string { return testenv.UniqueName(prefix) }
 
 // deleteAfter deletes a cluster-scoped object at the end of the test.
-func deleteAfter(obj client.Object) {
-	DeferCleanup(func() {
-		Expect(client.IgnoreNotFound(k8s.Delete(ctx, obj))).To(Succeed())
-	})
-}
+func deleteAfter(obj client.Object) { testenv.DeleteAfter(ctx, k8s, obj) }

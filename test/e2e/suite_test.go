@@ -5,9 +5,7 @@ package e2e_test
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,7 +13,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -97,35 +94,15 @@ func managerOptions() controllers.Options {
 
 // newNamespace creates a namespace for one test; envtest has no garbage collector, so the test
 // deletes it (and nothing else depends on it being gone).
-func newNamespace() string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
-	Expect(k8s.Create(ctx, ns)).To(Succeed())
-	DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, ns))).To(Succeed()) })
-	return ns.Name
-}
+func newNamespace() string { return testenv.Namespace(ctx, k8s, "e2e") }
 
-func uniqueName(prefix string) string {
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	return prefix + "-" + hex.EncodeToString(b)
-}
+func uniqueName(prefix string) string { return testenv.UniqueName(prefix) }
 
 // createGateway creates a cluster-scoped gateway for one test.
 func createGateway(currency paygatev1.CurrencyCode, mods ...func(*paygatev1.Gateway)) *paygatev1.Gateway {
-	g := &paygatev1.Gateway{
-		ObjectMeta: metav1.ObjectMeta{Name: uniqueName("gw-" + string(currency[:2]))},
-		Spec: paygatev1.GatewaySpec{
-			DisplayName: "Mobile money " + string(currency), Currency: currency,
-			Type: paygatev1.GatewayTypeAutomatic, Provider: paygatev1.ProviderSandbox,
-			Fees: paygatev1.GatewayFees{Percent: "2.5", Fixed: "0"},
-		},
-	}
-	g.Name = strings.ToLower(g.Name)
-	for _, m := range mods {
-		m(g)
-	}
+	g := testenv.Gateway(currency, mods...)
 	Expect(k8s.Create(ctx, g)).To(Succeed())
-	DeferCleanup(func() { Expect(client.IgnoreNotFound(k8s.Delete(ctx, g))).To(Succeed()) })
+	testenv.DeleteAfter(ctx, k8s, g)
 	Eventually(func(gm Gomega) {
 		gm.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(g), g)).To(Succeed())
 		gm.Expect(g.Status.ID).NotTo(BeZero())
@@ -144,15 +121,10 @@ type merchantFixture struct {
 // when approved) and returns clients whose requests and responses are checked against the
 // OpenAPI document.
 func createMerchant(ns, name string, mods ...func(*paygatev1.Merchant)) *merchantFixture {
-	m := &paygatev1.Merchant{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: paygatev1.MerchantSpec{
-			DisplayName: "Duka " + name, Owner: "owner@duka.example",
-			Currencies: []paygatev1.CurrencyCode{"TZS"}, Wallets: []paygatev1.Wallet{{Currency: "TZS"}},
-			BusinessStatus: paygatev1.BusinessApproved, KYBStatus: paygatev1.KYBApproved,
-			WebhookURLs: paygatev1.WebhookURLs{Sandbox: "http://127.0.0.1:9/hooks", Production: "https://duka.example/hooks"},
-		},
-	}
+	m := testenv.Merchant(ns, name, func(m *paygatev1.Merchant) {
+		m.Spec.BusinessStatus, m.Spec.KYBStatus = paygatev1.BusinessApproved, paygatev1.KYBApproved
+		m.Spec.WebhookURLs = paygatev1.WebhookURLs{Sandbox: "http://127.0.0.1:9/hooks", Production: "https://duka.example/hooks"}
+	})
 	for _, mod := range mods {
 		mod(m)
 	}
