@@ -132,5 +132,5 @@ func (r *BalanceReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Spec.MerchantRef.Name}}}
 		})).
 		Named("balance").
-		Complete(r)
+		Complete(quietConflicts(r))
 }

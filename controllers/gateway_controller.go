@@ -109,5 +109,5 @@ func (r *GatewayReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&paygatev1.Gateway{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Named("gateway").
-		Complete(r)
+		Complete(quietConflicts(r))
 }

@@ -40,5 +40,5 @@ func (r *IdempotencyKeyReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 
 // SetupWithManager watches IdempotencyKeys.
 func (r *IdempotencyKeyReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).For(&paygatev1.IdempotencyKey{}).Named("idempotencykey").Complete(r)
+	return ctrl.NewControllerManagedBy(mgr).For(&paygatev1.IdempotencyKey{}).Named("idempotencykey").Complete(quietConflicts(r))
 }

@@ -298,7 +298,7 @@ func (r *MerchantReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&paygatev1.Gateway{}, handler.EnqueueRequestsFromMapFunc(r.merchantsOfGateway)).
 		Watches(&paygatev1.GatewaySelection{}, handler.EnqueueRequestsFromMapFunc(merchantOfSelection)).
 		Named("merchant").
-		Complete(r)
+		Complete(quietConflicts(r))
 }
 
 // merchantsOfGateway maps a Gateway to the Merchants enabled for its currency (a gateway's

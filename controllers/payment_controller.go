@@ -459,5 +459,5 @@ func (r *PaymentReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) 
 		Owns(&paygatev1.WebhookDelivery{}).
 		WithOptions(controllerOptions(concurrency)).
 		Named("payment").
-		Complete(r)
+		Complete(quietConflicts(r))
 }

@@ -4,8 +4,12 @@ package controllers
 
 import (
 	"context"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // step is one named sub-step of a reconcile pass.
@@ -35,4 +39,43 @@ func lowestRequeue(a, b ctrl.Result) ctrl.Result {
 		return b
 	}
 	return a
+}
+
+// conflictRetry is how soon a pass that lost a write race runs again.
+const conflictRetry = 250 * time.Millisecond
+
+// quietConflicts wraps a reconciler so that a pass whose write lost an optimistic-lock race (the
+// object changed after the pass read it: a push request, a callback, another replica) runs again
+// shortly instead of being reported as a reconcile error with a stack trace. Such a race is
+// expected and harmless; an SRE reading the logs should only see errors worth acting on.
+func quietConflicts(r reconcile.Reconciler) reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (ctrl.Result, error) {
+		res, err := r.Reconcile(ctx, req)
+		if err != nil && onlyConflicts(err) {
+			log.FromContext(ctx).V(1).Info("Object changed during the pass; reconciling again", "reason", err.Error())
+			return lowestRequeue(res, ctrl.Result{RequeueAfter: conflictRetry}), nil
+		}
+		return res, err
+	})
+}
+
+// onlyConflicts tells whether err is a write conflict and nothing else: every error joined or
+// wrapped in it ends in an API conflict.
+func onlyConflicts(err error) bool {
+	switch e := err.(type) {
+	case interface{ Unwrap() []error }:
+		errs := e.Unwrap()
+		for _, inner := range errs {
+			if !onlyConflicts(inner) {
+				return false
+			}
+		}
+		return len(errs) > 0
+	case apierrors.APIStatus:
+		return apierrors.IsConflict(err)
+	case interface{ Unwrap() error }:
+		inner := e.Unwrap()
+		return inner != nil && onlyConflicts(inner)
+	}
+	return false
 }

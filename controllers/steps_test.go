@@ -3,11 +3,15 @@ package controllers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // stepRecord is the state the test steps share: which steps ran, in order.
@@ -124,5 +128,42 @@ func TestRunStepsLowestRequeue(t *testing.T) {
 		if got := lowestRequeue(tt.a, tt.b); got != tt.want {
 			t.Errorf("lowestRequeue(%v, %v) = %v, want %v", tt.a.RequeueAfter, tt.b.RequeueAfter, got.RequeueAfter, tt.want.RequeueAfter)
 		}
+	}
+}
+
+func TestQuietConflicts(t *testing.T) {
+	payments := schema.GroupResource{Group: "paygate.dev", Resource: "payments"}
+	conflict := apierrors.NewConflict(payments, "trx-a", errors.New("the object has been modified"))
+	provider := errors.New("provider unreachable")
+	tests := []struct {
+		name      string
+		result    ctrl.Result
+		err       error
+		wantAfter time.Duration
+		wantErr   bool
+	}{
+		{name: "success passes through", result: ctrl.Result{RequeueAfter: time.Minute}, wantAfter: time.Minute},
+		{name: "a conflict runs again soon, quietly", err: conflict, wantAfter: conflictRetry},
+		{name: "a wrapped conflict too", err: fmt.Errorf("patching payment status: %w", conflict), wantAfter: conflictRetry},
+		{name: "an earlier requeue wins", result: ctrl.Result{RequeueAfter: time.Millisecond}, err: conflict, wantAfter: time.Millisecond},
+		{name: "joined conflicts", err: errors.Join(conflict, fmt.Errorf("again: %w", conflict)), wantAfter: conflictRetry},
+		{name: "a provider error is reported", err: provider, wantErr: true},
+		{name: "a provider error joined with a conflict is reported", err: errors.Join(provider, conflict), wantErr: true},
+		{name: "a provider error and a conflict wrapped together are reported", err: fmt.Errorf("%w: %w", provider, conflict), wantErr: true},
+		{name: "another API error is reported", err: apierrors.NewNotFound(payments, "trx-a"), wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := quietConflicts(reconcile.Func(func(context.Context, reconcile.Request) (ctrl.Result, error) {
+				return tt.result, tt.err
+			}))
+			res, err := r.Reconcile(context.Background(), reconcile.Request{})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want an error: %v", err, tt.wantErr)
+			}
+			if !tt.wantErr && res.RequeueAfter != tt.wantAfter {
+				t.Fatalf("RequeueAfter = %v, want %v", res.RequeueAfter, tt.wantAfter)
+			}
+		})
 	}
 }

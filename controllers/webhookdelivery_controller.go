@@ -164,5 +164,5 @@ func (r *WebhookDeliveryReconciler) SetupWithManager(mgr ctrl.Manager, concurren
 		For(&paygatev1.WebhookDelivery{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		WithOptions(controllerOptions(concurrency)).
 		Named("webhookdelivery").
-		Complete(r)
+		Complete(quietConflicts(r))
 }
