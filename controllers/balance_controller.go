@@ -11,9 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
@@ -40,8 +43,11 @@ func (r *BalanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if !m.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	// Read-only: the sums never modify a payment, so the cache's objects are read without copies
+	// (the recount is O(payments) and runs once per settled payment).
 	var payments paygatev1.PaymentList
-	if err := r.List(ctx, &payments, client.InNamespace(m.Namespace), client.MatchingLabels{paygatev1.LabelMerchant: m.Name}); err != nil {
+	if err := r.List(ctx, &payments, client.InNamespace(m.Namespace), client.MatchingLabels{paygatev1.LabelMerchant: m.Name},
+		client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing payments: %w", err)
 	}
 	for _, env := range paygatev1.Environments {
@@ -130,7 +136,22 @@ func (r *BalanceReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&paygatev1.Payment{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 			p := o.(*paygatev1.Payment)
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Spec.MerchantRef.Name}}}
-		})).
+		}), builder.WithPredicates(balanceChanges)).
 		Named("balance").
 		Complete(quietConflicts(r))
+}
+
+// balanceChanges lets through the payment events that can change a balance: a payment created or
+// deleted (the observed count), or one whose phase or net amount changed. Attempts, conditions
+// and push requests do not touch balances and cause no recount.
+var balanceChanges = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*paygatev1.Payment)
+		cur, okNew := e.ObjectNew.(*paygatev1.Payment)
+		if !okOld || !okNew {
+			return true
+		}
+		return old.Status.Phase != cur.Status.Phase || old.Status.NetAmount != cur.Status.NetAmount ||
+			old.Spec.Environment != cur.Spec.Environment || old.Spec.Currency != cur.Spec.Currency
+	},
 }
