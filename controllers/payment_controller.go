@@ -51,6 +51,10 @@ type Providers interface {
 // never by a second push (architecture rule 4).
 type PaymentReconciler struct {
 	client.Client
+	// APIReader reads past the cache: before a payment is declined for want of a gateway, the
+	// API server confirms what the cache says (the apiserver, another process with its own cache,
+	// may have accepted the payment with a gateway this cache has not seen yet).
+	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Providers Providers
 	// Clock is the controller's time source.
@@ -166,7 +170,10 @@ func (r *PaymentReconciler) startPush(ctx context.Context, s *paymentScope) (ctr
 		!s.now.Before(p.Spec.ExpiresAt.Time) || len(p.Status.Attempts) >= 20 {
 		return ctrl.Result{}, nil
 	}
-	gw, err := r.chooseGateway(ctx, p, pr.Gateway)
+	gw, err := r.chooseGateway(ctx, r.Client, p, pr.Gateway)
+	if gw == nil && err == nil && r.APIReader != nil {
+		gw, err = r.chooseGateway(ctx, r.APIReader, p, pr.Gateway)
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -322,14 +329,14 @@ func (r *PaymentReconciler) pushRequest(p *paygatev1.Payment, a *paygatev1.PushA
 
 // chooseGateway picks the requested gateway when it is one of the payment's eligible gateways,
 // else the first eligible gateway still in service.
-func (r *PaymentReconciler) chooseGateway(ctx context.Context, p *paygatev1.Payment, requested paygatev1.GatewayCode) (*paygatev1.Gateway, error) {
+func (r *PaymentReconciler) chooseGateway(ctx context.Context, reader client.Reader, p *paygatev1.Payment, requested paygatev1.GatewayCode) (*paygatev1.Gateway, error) {
 	candidates := p.Spec.Gateways
 	if requested != "" && slices.Contains(candidates, requested) {
 		candidates = append([]paygatev1.GatewayCode{requested}, candidates...)
 	}
 	for _, code := range candidates {
 		gw := &paygatev1.Gateway{}
-		if err := r.Get(ctx, client.ObjectKey{Name: string(code)}, gw); err != nil {
+		if err := reader.Get(ctx, client.ObjectKey{Name: string(code)}, gw); err != nil {
 			if client.IgnoreNotFound(err) != nil {
 				return nil, fmt.Errorf("reading gateway %s: %w", code, err)
 			}

@@ -63,8 +63,8 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("setting up the merchant controller: %w", err)
 	}
 	if err := (&PaymentReconciler{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("payment-controller"), Providers: opts.Providers,
-		Clock: opts.Clock, PollInterval: opts.PollInterval, CallbackURL: opts.CallbackURL,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("payment-controller"),
+		Providers: opts.Providers, Clock: opts.Clock, PollInterval: opts.PollInterval, CallbackURL: opts.CallbackURL,
 	}).SetupWithManager(mgr, opts.PaymentConcurrency); err != nil {
 		return fmt.Errorf("setting up the payment controller: %w", err)
 	}
