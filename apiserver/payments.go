@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
@@ -135,18 +136,18 @@ func (s *Server) checkoutLifetime(m *paygatev1.Merchant) time.Duration {
 
 // resolveGateways applies steps 5 and 6: the merchant's selection (or every active automatic
 // gateway of the currency), narrowed by allow_payment_methods and the gateways' amount limits.
+//
+// A payment is not refused on the word of a stale cache: when the cache leaves no gateway (one
+// created or activated a moment ago may not be in it yet), the gateways and selections are read
+// from the Kubernetes API before the answer is NO_PAYMENT_METHOD.
 func (s *Server) resolveGateways(ctx context.Context, c *caller, req *paymentRequest) ([]paygatev1.Gateway, bool, *APIError) {
-	var gateways paygatev1.GatewayList
-	if err := s.opts.Cache.List(ctx, &gateways); err != nil {
-		return nil, false, s.serverError("Listing gateways", err).err
+	res, sel, err := s.eligibleGateways(ctx, s.opts.Cache, c, req, client.MatchingFields{index.SelectionMerchant: c.merchant.Name})
+	if err == nil && len(res.Gateways) == 0 {
+		res, sel, err = s.eligibleGateways(ctx, s.opts.APIReader, c, req)
 	}
-	var selections paygatev1.GatewaySelectionList
-	if err := s.opts.Cache.List(ctx, &selections, client.InNamespace(c.merchant.Namespace),
-		client.MatchingFields{index.SelectionMerchant: c.merchant.Name}); err != nil {
-		return nil, false, s.serverError("Listing gateway selections", err).err
+	if err != nil {
+		return nil, false, s.serverError("Listing gateways and selections", err).err
 	}
-	sel, _ := eligibility.EffectiveSelection(selections.Items)
-	res := eligibility.ResolveGateways(c.merchant, sel, gateways.Items, paygatev1.CurrencyCode(req.Currency.Code))
 	if len(res.Gateways) == 0 {
 		return nil, false, &APIError{Status: http.StatusUnprocessableEntity, Label: LabelNoPaymentMethod,
 			Message: "No payment method is available for this currency."}
@@ -164,6 +165,24 @@ func (s *Server) resolveGateways(ctx context.Context, c *caller, req *paymentReq
 			Errors:  map[string][]string{"payment_amount": {"The payment_amount is outside the minimum and maximum of the available payment methods."}}}
 	}
 	return fit, sel.Restricted(), nil
+}
+
+// eligibleGateways applies step 5 to the gateways and the merchant's selections reader holds;
+// narrow may narrow the list of selections (the cache's index); the merchant's are kept in any case.
+func (s *Server) eligibleGateways(ctx context.Context, reader client.Reader, c *caller, req *paymentRequest, narrow ...client.ListOption) (eligibility.Result, eligibility.Selection, error) {
+	var gateways paygatev1.GatewayList
+	if err := reader.List(ctx, &gateways); err != nil {
+		return eligibility.Result{}, nil, fmt.Errorf("listing gateways: %w", err)
+	}
+	var selections paygatev1.GatewaySelectionList
+	if err := reader.List(ctx, &selections, append(narrow, client.InNamespace(c.merchant.Namespace))...); err != nil {
+		return eligibility.Result{}, nil, fmt.Errorf("listing gateway selections: %w", err)
+	}
+	selections.Items = slices.DeleteFunc(selections.Items, func(g paygatev1.GatewaySelection) bool {
+		return g.Spec.MerchantRef.Name != c.merchant.Name
+	})
+	sel, _ := eligibility.EffectiveSelection(selections.Items)
+	return eligibility.ResolveGateways(c.merchant, sel, gateways.Items, paygatev1.CurrencyCode(req.Currency.Code)), sel, nil
 }
 
 // payment reads one of the caller's payments: from the cache, falling back to a live read right
