@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
-# Paygate: one static binary (manager, apiserver, dev) on a distroless, non-root base.
+# Paygate: one static binary (manager, apiserver) on a distroless, non-root base. The local
+# control plane (`paygate dev`) needs the build tag "dev" and is not in the image.
 #   docker build -t paygate:dev .
 #   docker buildx build --platform linux/amd64,linux/arm64 -t paygate:dev .
 
@@ -14,7 +15,7 @@ RUN go mod download
 
 # The sources. Package config go:embeds config/crd/bases/*.yaml and config/samples/*.yaml,
 # so the whole config/ directory is copied too.
-COPY *.go ./
+COPY cmd/ cmd/
 COPY api/ api/
 COPY apiserver/ apiserver/
 COPY controllers/ controllers/
@@ -23,7 +24,7 @@ COPY pkg/ pkg/
 COPY config/ config/
 
 RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} \
-    go build -trimpath -ldflags="-s -w" -o paygate .
+    go build -trimpath -ldflags="-s -w" -o paygate ./cmd/paygate
 
 FROM gcr.io/distroless/static:nonroot
 WORKDIR /

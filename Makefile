@@ -3,6 +3,8 @@
 
 IMG ?= paygate:dev
 GOFLAGS_TEST ?= -count=1
+# The local control plane (`paygate dev`) is compiled only with this tag; the image never has it.
+DEV_TAGS ?= -tags dev
 
 # Tools are pinned and installed into ./bin.
 LOCALBIN ?= $(shell pwd)/bin
@@ -48,11 +50,15 @@ fmt: ## Run gofmt on the code.
 	gofmt -s -w $$(git ls-files '*.go')
 
 .PHONY: vet
-vet: ## Run go vet.
+vet: ## Run go vet (production build and the dev build).
 	go vet ./...
+	go vet $(DEV_TAGS) ./cmd/...
 
 .PHONY: verify
-verify: manifests generate ## Fail when generated files or formatting drift from what is committed.
+verify: manifests generate ## Fail when generated files, go.mod or formatting drift from what is committed.
+	@hack/check-headers.sh
+	go mod tidy
+	@git diff --exit-code -- go.mod go.sum || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit."; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@git diff --exit-code -- api config charts/paygate/crds charts/paygate/templates/clusterrole.yaml charts/paygate/templates/apiserver-clusterrole.yaml || { echo "Generated files drifted: run 'make manifests generate' and commit."; exit 1; }
 	@test -z "$$(git status --porcelain -- api config charts/paygate/crds charts/paygate/templates/clusterrole.yaml charts/paygate/templates/apiserver-clusterrole.yaml)" || { echo "Untracked generated files:"; git status --porcelain -- api config charts/paygate/crds charts/paygate/templates/clusterrole.yaml charts/paygate/templates/apiserver-clusterrole.yaml; exit 1; }
@@ -63,7 +69,7 @@ verify: manifests generate ## Fail when generated files or formatting drift from
 
 .PHONY: test
 test: verify vet controlplane ## Run every test: unit, envtest integration, fuzz seed corpora.
-	go test $(GOFLAGS_TEST) ./... -coverprofile cover.out
+	go test $(GOFLAGS_TEST) $(DEV_TAGS) ./... -coverprofile cover.out
 
 .PHONY: bench
 bench: controlplane ## Benchmarks: signed API calls over HTTP against the real stack, and the rate limiter.
@@ -72,7 +78,7 @@ bench: controlplane ## Benchmarks: signed API calls over HTTP against the real s
 
 .PHONY: test-short
 test-short: ## Unit tests only (no control plane).
-	go test $(GOFLAGS_TEST) -short ./...
+	go test $(GOFLAGS_TEST) $(DEV_TAGS) -short ./...
 
 .PHONY: helm-lint
 helm-lint: $(HELM) ## Lint and render the Helm chart.
@@ -86,11 +92,15 @@ kustomize-lint: ## Render every kustomization (kubectl kustomize).
 ##@ Build
 
 .PHONY: build
-build: ## Build the paygate binary into bin/.
-	go build -o $(LOCALBIN)/paygate .
+build: ## Build the production paygate binary (manager, apiserver) into bin/.
+	go build -o $(LOCALBIN)/paygate ./cmd/paygate
+
+.PHONY: build-dev
+build-dev: ## Build paygate with the local control plane (`paygate dev`) into bin/.
+	go build $(DEV_TAGS) -o $(LOCALBIN)/paygate ./cmd/paygate
 
 .PHONY: run
-run: build controlplane ## Start the local control plane, demo config, controllers (Ctrl-C stops all).
+run: build-dev controlplane ## Start the local control plane, demo config, controllers (Ctrl-C stops all).
 	$(LOCALBIN)/paygate dev --assets $(LOCALBIN) --state-dir .paygate/dev
 
 .PHONY: deploy

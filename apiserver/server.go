@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package apiserver is Paygate's merchant REST API: signed authentication, the payment endpoints
 // of the spec, errors, limits and the OpenAPI document. It records intent as custom resources
 // and answers reads from the informer cache; it never calls a provider or sends a webhook

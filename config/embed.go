@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package config embeds the generated CRDs and the demo configuration, so that `paygate dev`
 // installs exactly what `make manifests` generated.
 package config

@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package controllers_test
 
 import (
@@ -15,7 +18,7 @@ import (
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/credentials"
-	"github.com/paygate/paygate/internal/testenv"
+	"github.com/paygate/paygate/test/testenv"
 )
 
 var newGateway, newMerchant = testenv.Gateway, testenv.Merchant

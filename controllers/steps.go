@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package controllers holds Paygate's reconcilers, one per kind. Each Reconcile is a short list of
 // named sub-steps; status is patched once per pass.
 package controllers

@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package controllers_test
 
 import (
@@ -13,7 +16,7 @@ import (
 
 	"github.com/paygate/paygate/controllers"
 	"github.com/paygate/paygate/internal/provider"
-	"github.com/paygate/paygate/internal/testenv"
+	"github.com/paygate/paygate/test/testenv"
 )
 
 // The suite runs the real manager against a real etcd and kube-apiserver.

@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package v1alpha1
 
 // CurrencyCode is an ISO 4217 alphabetic currency code in upper case, limited to the currencies

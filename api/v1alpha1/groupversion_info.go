@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package v1alpha1 contains the API types of the paygate.dev group: the configuration that
 // platform teams write (Gateway, Merchant, GatewaySelection) and the bookkeeping objects the
 // controllers own (IDClaim).

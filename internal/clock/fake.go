@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package clock holds the settable clock tests inject wherever Paygate takes a time source.
 package clock
 

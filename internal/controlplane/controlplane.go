@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package controlplane runs a local Kubernetes control plane (etcd and kube-apiserver, built into
 // bin/ by hack/build-controlplane.sh) with Paygate's CRDs installed. `paygate dev` and the
 // integration tests use it.

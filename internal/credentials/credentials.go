@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package credentials generates merchant API credentials and webhook signing secrets and names
 // the Secrets that hold them. The merchant controller issues them; the apiserver reads them.
 package credentials

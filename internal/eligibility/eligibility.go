@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package eligibility decides which gateways may serve a merchant's payment: the checkout layers
 // of the spec's section 1 (currency enabled, active wallet, the merchant's gateway selection) and
 // the request's optional allow_payment_methods filter. The merchant controller uses it to report

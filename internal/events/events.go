@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package events builds webhook events as WebhookDelivery objects (architecture rule 5). An
 // event's object name and its evt_ id both derive from the source object's UID and the event
 // type, so repeated reconciles and restarts can only ever produce the one event of an occurrence.

@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package index registers the cache field indexes that the reconcilers and the apiserver share.
 package index
 

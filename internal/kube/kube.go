@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package kube holds what every Paygate process that talks to Kubernetes shares: the scheme and
 // the cache configuration. It depends on no controller, so the apiserver can use it too.
 package kube

@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package metrics holds Paygate's Prometheus metrics. They are registered with
 // controller-runtime's registry, so the manager's /metrics endpoint serves them with the
 // controller-runtime ones. Labels are bounded: environments, phases, reason codes, operations.

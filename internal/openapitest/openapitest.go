@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package openapitest checks HTTP exchanges against an OpenAPI 3 document in tests. Its
 // transport validates every request and response that passes through it with kin-openapi and
 // reports each mismatch with t.Errorf, so a test suite that talks to the API through it keeps the

@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package provider is the mobile-money provider Paygate moves money through: USSD push
 // (collection), push status query, disbursement and disbursement status query. Every call
 // carries the caller's reference, which is also the idempotency key: the provider performs at

@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package webhook sends signed webhook deliveries to merchants' receivers (spec section 6). A
 // Sender makes one attempt per Send; scheduling and retries belong to the caller. Every attempt
 // goes through an SSRF Guard, never follows redirects, never uses an environment proxy, and

@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package paygate is a Go client for the Paygate merchant API: it signs every request as the
 // spec's section 5 says and calls each endpoint. Merchants import it; Paygate's end-to-end tests
 // use it too.

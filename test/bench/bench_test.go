@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package bench measures Paygate end to end: signed HTTP requests against the real apiserver,
 // with the real manager on a real kube-apiserver and etcd. Run:
 //
@@ -27,8 +30,8 @@ import (
 	"github.com/paygate/paygate/controllers"
 	"github.com/paygate/paygate/internal/credentials"
 	"github.com/paygate/paygate/internal/provider"
-	"github.com/paygate/paygate/internal/testenv"
 	"github.com/paygate/paygate/pkg/paygate"
+	"github.com/paygate/paygate/test/testenv"
 )
 
 var (

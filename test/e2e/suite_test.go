@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package e2e drives Paygate the way merchants do: signed HTTP requests against the real
 // apiserver, with the real manager reconciling on a real kube-apiserver and etcd.
 package e2e_test
@@ -23,8 +26,8 @@ import (
 	"github.com/paygate/paygate/internal/credentials"
 	"github.com/paygate/paygate/internal/openapitest"
 	"github.com/paygate/paygate/internal/provider"
-	"github.com/paygate/paygate/internal/testenv"
 	"github.com/paygate/paygate/pkg/paygate"
+	"github.com/paygate/paygate/test/testenv"
 )
 
 var (

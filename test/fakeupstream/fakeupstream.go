@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package fakeupstream is a real HTTP fake of the upstream mobile-money provider, speaking the
 // protocol in docs/upstream-provider.md. Tests start one with New, point provider.NewUpstream (or
 // the whole system) at URL(), script per-number outcomes and faults, and inspect what the fake

@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Package testenv starts what Paygate's integration tests run against: a real etcd and
 // kube-apiserver (built into bin/ by hack/build-controlplane.sh) with the CRDs installed, and the
 // real manager with every reconciler. Tests assert through an uncached client.
@@ -19,8 +22,8 @@ import (
 
 	"github.com/paygate/paygate/controllers"
 	"github.com/paygate/paygate/internal/controlplane"
+	"github.com/paygate/paygate/internal/index"
 	"github.com/paygate/paygate/internal/kube"
-	"github.com/paygate/paygate/internal/operator"
 )
 
 // Env is a running control plane and, once StartManager is called, a manager.
@@ -92,11 +95,11 @@ func (e *Env) StartManager(opts controllers.Options) (ctrl.Manager, error) {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := operator.SetupIndexes(ctx, mgr); err != nil {
+	if err := index.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
 		cancel()
-		return nil, err
+		return nil, fmt.Errorf("setting up field indexes: %w", err)
 	}
-	if err := operator.SetupReconcilers(mgr, opts); err != nil {
+	if err := controllers.SetupReconcilers(mgr, opts); err != nil {
 		cancel()
 		return nil, err
 	}

@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 // Command paygate is the Paygate merchant payment gateway: one binary with the subcommands
 // manager (the controllers), apiserver (the merchant REST API) and dev (both, against a local
 // control plane).

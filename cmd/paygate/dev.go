@@ -1,3 +1,8 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build dev
+
 package main
 
 import (

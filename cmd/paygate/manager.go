@@ -1,3 +1,6 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -14,8 +17,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/paygate/paygate/controllers"
+	"github.com/paygate/paygate/internal/index"
 	"github.com/paygate/paygate/internal/kube"
-	"github.com/paygate/paygate/internal/operator"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -96,15 +99,15 @@ func newManager(cfg *rest.Config, opts managerOptions) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
-	if err := operator.SetupIndexes(context.Background(), mgr); err != nil {
-		return nil, err
+	if err := index.Setup(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return nil, fmt.Errorf("setting up field indexes: %w", err)
 	}
 	schedule, err := parseSchedule(opts.webhookSchedule)
 	if err != nil {
 		return nil, err
 	}
 	upstreams := &provider.Upstreams{Reader: mgr.GetClient()}
-	if err := operator.SetupReconcilers(mgr, controllers.Options{
+	if err := controllers.SetupReconcilers(mgr, controllers.Options{
 		Providers: &provider.Registry{
 			Sandbox:  provider.NewSandbox(provider.SandboxOptions{ApproveAfter: opts.sandboxDelay}),
 			Upstream: upstreams.For,
