@@ -6,7 +6,6 @@ package apiserver
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"embed"
 	"html/template"
 	"net/http"
@@ -91,7 +90,7 @@ func (s *Server) checkoutPayment(ctx context.Context, trxID, expires, sig string
 	if !trxIDPattern.MatchString(trxID) || len(sig) != 64 || len(expires) > 12 {
 		return nil, nil
 	}
-	if !hmac.Equal([]byte(strings.ToLower(sig)), []byte(s.checkoutSignature(trxID, expires))) {
+	if !s.checkoutSignatureValid(trxID, expires, sig) {
 		return nil, nil
 	}
 	var list paygatev1.PaymentList

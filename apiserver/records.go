@@ -4,9 +4,6 @@
 package apiserver
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/url"
 	"strconv"
@@ -16,6 +13,7 @@ import (
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/phone"
 	"github.com/paygate/paygate/pkg/paygate"
+	"github.com/paygate/paygate/pkg/paygate/signing"
 )
 
 // formatTime is the spec's timestamp form: ISO 8601 UTC with microseconds and Z.
@@ -40,10 +38,17 @@ func (s *Server) CheckoutURL(p *paygatev1.Payment) string {
 }
 
 func (s *Server) checkoutSignature(trxID, expires string) string {
-	m := hmac.New(sha256.New, s.opts.CheckoutKey)
-	m.Write([]byte(trxID + "." + expires))
-	return hex.EncodeToString(m.Sum(nil))
+	return signing.SignMAC(s.opts.CheckoutKey, checkoutPayload(trxID, expires))
 }
+
+// checkoutSignatureValid reports whether sig (hex, either case) is the signature of a checkout
+// link for trxID and expires, compared in constant time.
+func (s *Server) checkoutSignatureValid(trxID, expires, sig string) bool {
+	return signing.VerifyMAC(s.opts.CheckoutKey, sig, checkoutPayload(trxID, expires)) == nil
+}
+
+// checkoutPayload is what a checkout link signs: "<trx_id>.<expires unix>".
+func checkoutPayload(trxID, expires string) []byte { return []byte(trxID + "." + expires) }
 
 func (s *Server) createResponse(p *paygatev1.Payment) map[string]any {
 	checkout := s.CheckoutURL(p)

@@ -4,14 +4,12 @@
 package provider
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
+
+	"github.com/paygate/paygate/pkg/paygate/signing"
 )
 
 // Callback headers the upstream provider sets on every callback POST.
@@ -74,15 +72,13 @@ type callbackBody struct {
 // SignCallback returns the hex HMAC-SHA256 of "<timestamp>.<body>" keyed with secret: the value
 // of the X-Provider-Signature header.
 func SignCallback(secret []byte, timestamp string, body []byte) string {
-	return hex.EncodeToString(callbackMAC(secret, timestamp, body))
+	return signing.SignMAC(secret, callbackPayload(timestamp, body))
 }
 
-func callbackMAC(secret []byte, timestamp string, body []byte) []byte {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(timestamp))
-	m.Write([]byte{'.'})
-	m.Write(body)
-	return m.Sum(nil)
+// callbackPayload is what a callback signs, "<timestamp>.<body>": the form of Paygate's own
+// webhook signature.
+func callbackPayload(timestamp string, body []byte) []byte {
+	return signing.WebhookPayload(timestamp, body)
 }
 
 // ParseCallback verifies and decodes a callback: signatureHex and timestamp are the
@@ -100,29 +96,27 @@ func ParseCallback(secret []byte, signatureHex, timestamp string, body []byte, n
 	if signatureHex == "" {
 		return Callback{}, fmt.Errorf("%w: missing %s", ErrCallbackSignature, CallbackSignatureHeader)
 	}
-	sig, err := hex.DecodeString(signatureHex)
-	if err != nil || len(sig) != sha256.Size {
+	sigErr := signing.VerifyMAC(secret, signatureHex, callbackPayload(timestamp, body))
+	if errors.Is(sigErr, signing.ErrSignatureMalformed) {
 		return Callback{}, fmt.Errorf("%w: %s is not a hex SHA-256 MAC", ErrCallbackSignature, CallbackSignatureHeader)
 	}
 	if timestamp == "" {
 		return Callback{}, fmt.Errorf("%w: missing %s", ErrCallbackTimestamp, CallbackTimestampHeader)
 	}
-	if !hmac.Equal(sig, callbackMAC(secret, timestamp, body)) {
+	if sigErr != nil {
 		return Callback{}, fmt.Errorf("%w: mismatch", ErrCallbackSignature)
 	}
 
-	ts, err := parseUnixSeconds(timestamp)
-	if err != nil {
-		return Callback{}, fmt.Errorf("%w: %s is not Unix seconds", ErrCallbackTimestamp, CallbackTimestampHeader)
-	}
 	if maxAge <= 0 {
 		maxAge = DefaultCallbackMaxAge
 	}
-	// Compare in seconds to avoid overflow in time arithmetic for absurd timestamps.
-	skew := now.Unix() - ts
-	limit := int64(maxAge / time.Second)
-	if skew > limit || -skew > limit {
-		return Callback{}, fmt.Errorf("%w: signed %ds away from now (allowed %ds)", ErrCallbackTimestamp, skew, limit)
+	ts, err := signing.CheckTimestamp(timestamp, now, maxAge)
+	if errors.Is(err, signing.ErrTimestampMalformed) {
+		return Callback{}, fmt.Errorf("%w: %s is not Unix seconds", ErrCallbackTimestamp, CallbackTimestampHeader)
+	}
+	if err != nil {
+		return Callback{}, fmt.Errorf("%w: signed %ds away from now (allowed %ds)", ErrCallbackTimestamp,
+			now.Unix()-ts, int64(maxAge/time.Second))
 	}
 
 	if len(body) > MaxCallbackBody {
@@ -154,18 +148,4 @@ func ParseCallback(secret []byte, signatureHex, timestamp string, body []byte, n
 		out.Code = CodeProviderError
 	}
 	return out, nil
-}
-
-// parseUnixSeconds accepts a plain non-negative decimal integer, nothing else (no sign, spaces
-// or fractions).
-func parseUnixSeconds(s string) (int64, error) {
-	if s == "" || len(s) > 18 {
-		return 0, errors.New("bad length")
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, errors.New("not decimal")
-		}
-	}
-	return strconv.ParseInt(s, 10, 64)
 }

@@ -19,7 +19,9 @@ package fakeupstream
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
@@ -118,6 +120,11 @@ const (
 )
 
 type opKey struct{ kind, reference string }
+
+// The fake keeps its own encoding of the protocol on purpose: its wire types below, and the
+// callback signature (signCallback), are written from docs/upstream-provider.md and share no code
+// with internal/provider or pkg/paygate/signing, so that the tests check Paygate against the
+// protocol rather than against itself. Keep them independent.
 
 type wireRequest struct {
 	Reference   string `json:"reference"`
@@ -644,6 +651,16 @@ func (s *Server) goSettleCallbackLocked(op *operation) {
 	}()
 }
 
+// signCallback is the X-Provider-Signature of a callback: the lower-case hex HMAC-SHA256 of
+// "<timestamp>.<raw body>" keyed with the callback secret. Computed here, not with
+// provider.SignCallback: see the note on the wire types.
+func signCallback(secret []byte, timestamp string, body []byte) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(timestamp + "."))
+	m.Write(body)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
 func (s *Server) deliver(target string, cb wireCallback) {
 	body, err := json.Marshal(cb)
 	if err != nil {
@@ -655,7 +672,7 @@ func (s *Server) deliver(target string, cb wireCallback) {
 	if err == nil {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set(provider.CallbackTimestampHeader, ts)
-		req.Header.Set(provider.CallbackSignatureHeader, provider.SignCallback(s.CallbackSecret, ts, body))
+		req.Header.Set(provider.CallbackSignatureHeader, signCallback(s.CallbackSecret, ts, body))
 		if resp, err := s.cbClient.Do(req); err == nil {
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 			resp.Body.Close()
