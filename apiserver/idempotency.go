@@ -15,9 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/names"
 )
 
-// idempotencyRetention is how long an Idempotency-Key is kept (spec section 5).
+// idempotencyRetention is how long an Idempotency-Key is kept (docs/api.md, Idempotency-Key).
 const idempotencyRetention = 24 * time.Hour
 
 // response is a computed HTTP response, kept whole so it can be stored and replayed.
@@ -54,7 +55,7 @@ func (r response) write(w http.ResponseWriter) {
 	writeBody(w, r.status, r.body)
 }
 
-// idempotent runs do once per Idempotency-Key (spec section 5, architecture rule 2). The key is
+// idempotent runs do once per Idempotency-Key (docs/api.md, Idempotency-Key). The key is
 // claimed by creating an IdempotencyKey object whose name derives from the merchant, the
 // environment and the key; the API server lets one request create it. A retry with the same body
 // replays the stored response; with another body it is refused. A retry that arrives while the
@@ -91,9 +92,10 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, do func(ctx 
 	resp.write(w)
 }
 
+// idempotencyName is the IdempotencyKey object of a key: "idem-" and 24 characters of lower-case
+// base32 derived from the merchant, the environment and the key (names.Derive).
 func idempotencyName(c *caller, key string) string {
-	sum := sha256.Sum256([]byte("paygate.dev/idempotency\x00" + string(c.merchant.UID) + "\x00" + string(c.env) + "\x00" + key))
-	return "idem-" + hex.EncodeToString(sum[:20])
+	return "idem-" + names.Derive(names.PurposeIdempotency, string(c.merchant.UID), string(c.env), key)
 }
 
 // claimIdempotencyKey creates the key's record, or finds the existing one: it returns the stored

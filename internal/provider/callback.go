@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/pkg/paygate/signing"
 )
 
@@ -53,7 +54,7 @@ type Callback struct {
 	Reference         string
 	ProviderReference string
 	Status            Status
-	Code              string
+	Code              paygatev1.FailureCode
 	Message           string
 	// Kind is CallbackKindCollection or CallbackKindDisbursement.
 	Kind string
@@ -86,7 +87,7 @@ func callbackPayload(timestamp string, body []byte) []byte {
 // in this order, the signature (constant time), that the timestamp is within maxAge of now in
 // either direction (maxAge <= 0 means DefaultCallbackMaxAge), and the payload: valid JSON object,
 // non-empty reference, a known status (INPROGRESS is StatusPending), a known kind. A FAILED
-// callback without a code gets CodeProviderError. Errors wrap ErrCallbackSignature,
+// callback without a code gets PROVIDER_ERROR. Errors wrap ErrCallbackSignature,
 // ErrCallbackTimestamp or ErrCallbackPayload and never contain the secret.
 func ParseCallback(secret []byte, signatureHex, timestamp string, body []byte, now time.Time, maxAge time.Duration) (Callback, error) {
 	if len(secret) == 0 {
@@ -140,12 +141,12 @@ func ParseCallback(secret []byte, signatureHex, timestamp string, body []byte, n
 		Reference:         cb.Reference,
 		ProviderReference: cb.ProviderReference,
 		Status:            st,
-		Code:              cb.Code,
+		Code:              paygatev1.FailureCode(cb.Code),
 		Message:           cb.Message,
 		Kind:              cb.Kind,
 	}
 	if st == StatusFailed && out.Code == "" {
-		out.Code = CodeProviderError
+		out.Code = paygatev1.FailureProviderError
 	}
 	return out, nil
 }

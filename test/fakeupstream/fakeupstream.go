@@ -37,6 +37,7 @@ import (
 	"testing"
 	"time"
 
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -58,7 +59,7 @@ type Scenario struct {
 	// StatusAmbiguous (stays ambiguous forever), or StatusPending (never resolves: INPROGRESS).
 	Outcome provider.Status
 	// Code is the failure code of a FAILED outcome; "" means PAYMENT_DECLINED.
-	Code string
+	Code paygatev1.FailureCode
 	// SettleAfter keeps the operation INPROGRESS until this long after the POST, by the fake's
 	// Clock. 0 settles at once: the POST answer itself carries the outcome.
 	SettleAfter time.Duration
@@ -310,7 +311,7 @@ func (s *Server) Operation(reference string) (provider.Result, bool) {
 	if err != nil {
 		s.t.Errorf("fakeupstream: %v", err)
 	}
-	return provider.Result{Status: st, ProviderReference: r.ProviderReference, Code: r.Code, Message: r.Message, Remark: r.Remark}, true
+	return provider.Result{Status: st, ProviderReference: r.ProviderReference, Code: paygatev1.FailureCode(r.Code), Message: r.Message, Remark: r.Remark}, true
 }
 
 // CallbacksDelivered is the number of callbacks the fake sent that were answered 2xx.
@@ -462,7 +463,7 @@ func (s *Server) create(r *http.Request, kind string) answer {
 
 	switch {
 	case !msisdnRE.MatchString(req.MSISDN):
-		return answer{status: http.StatusBadRequest, body: wireError{provider.CodeInvalidAccount, "msisdn is not an E.164 number"}}
+		return answer{status: http.StatusBadRequest, body: wireError{string(paygatev1.FailureInvalidAccount), "msisdn is not an E.164 number"}}
 	case !amountRE.MatchString(req.Amount) || strings.Trim(req.Amount, "0.") == "":
 		return invalid("amount must be a positive decimal string")
 	case !currencyRE.MatchString(req.Currency):
@@ -544,9 +545,9 @@ func outcome(sc Scenario) provider.Status {
 
 func failureCode(sc Scenario) string {
 	if sc.Code == "" {
-		return provider.CodePaymentDeclined
+		return string(paygatev1.FailurePaymentDeclined)
 	}
-	return sc.Code
+	return string(sc.Code)
 }
 
 // settled: the operation has reached its scripted outcome by the fake's clock.
@@ -577,7 +578,7 @@ func finalWire(sc Scenario) (status, code, message string) {
 	case provider.StatusFailed:
 		return provider.UpstreamFailed, failureCode(sc), "failed: " + failureCode(sc)
 	case provider.StatusAmbiguous:
-		return provider.UpstreamAmbiguous, sc.Code, "outcome not known"
+		return provider.UpstreamAmbiguous, string(sc.Code), "outcome not known"
 	case provider.StatusPending:
 		return provider.UpstreamInProgress, "", "waiting for the customer"
 	default:
