@@ -52,7 +52,7 @@ func (s *Server) initiatePayment(w http.ResponseWriter, r *http.Request) {
 	s.idempotent(w, r, func(ctx context.Context, idemKey string) response { return s.doCreate(ctx, idemKey, true) })
 }
 
-// doCreate follows the spec's runtime decision order from step 3 (steps 1 and 2 ran in
+// doCreate follows the runtime decision order of docs/api.md from step 3 (steps 1 and 2 ran in
 // authenticate): currency, wallet, gateways, allow_payment_methods; then writes the Payment.
 func (s *Server) doCreate(ctx context.Context, idemKey string, legacy bool) response {
 	c := callerFrom(ctx)
@@ -62,7 +62,7 @@ func (s *Server) doCreate(ctx context.Context, idemKey string, legacy bool) resp
 	}
 	req, v := s.parsePaymentRequest(f, c, legacy)
 	if len(v) > 0 {
-		return errorResponse(validationError(v))
+		return errorResponse(requestError(req, v))
 	}
 	if err := eligibility.CheckCurrency(c.merchant, paygatev1.CurrencyCode(req.Currency.Code)); err != nil {
 		label := LabelInvalidCurrency
@@ -172,11 +172,15 @@ func (s *Server) resolveGateways(ctx context.Context, c *caller, req *paymentReq
 
 // eligibleGateways applies step 5 to the gateways and the merchant's selections reader holds;
 // narrow may narrow the list of selections (the cache's index); the merchant's are kept in any case.
+// Only gateways that serve the caller's environment count: a gateway backed by the simulator
+// serves production only when it opted in to simulating it (docs/sandbox.md), so without one a
+// production payment is refused with PAYMENT_METHOD_UNAVAILABLE.
 func (s *Server) eligibleGateways(ctx context.Context, reader client.Reader, c *caller, req *paymentRequest, narrow ...client.ListOption) (eligibility.Result, eligibility.Selection, error) {
 	var gateways paygatev1.GatewayList
 	if err := reader.List(ctx, &gateways); err != nil {
 		return eligibility.Result{}, nil, fmt.Errorf("listing gateways: %w", err)
 	}
+	gateways.Items = slices.DeleteFunc(gateways.Items, func(g paygatev1.Gateway) bool { return !g.ServesEnvironment(c.env) })
 	var selections paygatev1.GatewaySelectionList
 	if err := reader.List(ctx, &selections, append(narrow, client.InNamespace(c.merchant.Namespace))...); err != nil {
 		return eligibility.Result{}, nil, fmt.Errorf("listing gateway selections: %w", err)
@@ -310,7 +314,7 @@ func queryInt(v validation, raw, name string, def, lo, hi int) int {
 }
 
 // pushPayment records a push request on a pending payment; the payment controller sends the
-// USSD prompt (architecture rule 3).
+// USSD prompt (the apiserver records intent, controllers act: docs/payments.md).
 func (s *Server) pushPayment(w http.ResponseWriter, r *http.Request) {
 	c := callerFrom(r.Context())
 	f, apiErr := decodeObject(c.body)

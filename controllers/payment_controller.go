@@ -345,7 +345,7 @@ func (r *PaymentReconciler) chooseGateway(ctx context.Context, reader client.Rea
 			}
 			continue
 		}
-		if gw.IsActive() && gw.Spec.Currency == p.Spec.Currency && gw.DeletionTimestamp.IsZero() {
+		if gw.IsActive() && gw.Spec.Currency == p.Spec.Currency && gw.DeletionTimestamp.IsZero() && gw.ServesEnvironment(p.Spec.Environment) {
 			return gw, nil
 		}
 	}
