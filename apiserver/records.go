@@ -18,7 +18,7 @@ import (
 	"github.com/paygate/paygate/pkg/paygate"
 )
 
-// formatTime is the spec's timestamp form: ISO 8601 UTC with microseconds and Z.
+// formatTime is the API's timestamp form (docs/api.md): ISO 8601 UTC with microseconds and Z.
 func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
 
 // amountJSON renders a decimal string as a JSON number with the currency's scale.
@@ -108,30 +108,31 @@ func (s *Server) paymentRecord(p *paygatev1.Payment) paygate.Payment {
 		Description: p.Spec.Description, Environment: string(p.Spec.Environment),
 		CheckoutURL: s.CheckoutURL(p), ExpiresAt: formatTime(p.Spec.ExpiresAt.Time),
 		CreatedAt: formatTime(createdAt(p)), UpdatedAt: formatTime(updatedAt(p)),
+		Remark: p.MerchantRemark(),
 	}
-	if p.Status.Fee != "" {
-		fee, net := amountJSON(p.Status.Fee, p.Spec.Currency), amountJSON(p.Status.NetAmount, p.Spec.Currency)
+	// fee and net_amount are null while the payment is pending; once it is terminal they are its
+	// settlement (Payment.Settlement, the rule the verification record and webhooks share).
+	if p.Terminal() {
+		f, n := p.Settlement()
+		fee, net := amountJSON(f, p.Spec.Currency), amountJSON(n, p.Spec.Currency)
 		rec.Fee, rec.NetAmount = &fee, &net
 	}
 	return rec
 }
 
-// verificationRecord is the spec's 2.3 record. Before settlement fee is 0 and net_amount equals
-// the amount (nothing has been charged yet).
+// verificationRecord is the verify-payment record (docs/api.md). fee and net_amount follow
+// Payment.Settlement: while pending fee is 0 and net_amount equals the amount (nothing has been
+// charged yet); a failed payment reports 0 and 0, as its webhook does.
 func verificationRecord(p *paygatev1.Payment) paygate.Verification {
-	amount := amountJSON(p.Spec.Amount, p.Spec.Currency)
-	fee, net := json.Number("0"), amount
-	if p.Status.Fee != "" {
-		fee, net = amountJSON(p.Status.Fee, p.Spec.Currency), amountJSON(p.Status.NetAmount, p.Spec.Currency)
-	} else if cur, ok := money.LookupCurrency(string(p.Spec.Currency)); ok {
-		fee = money.Amount{}.JSONNumber(cur.Scale)
-	}
+	fee, net := p.Settlement()
 	return paygate.Verification{
 		Status: string(p.Phase()), TrxID: p.Name, MerchantRef: p.Spec.MerchantReference,
-		Amount: amount, Fee: fee, Currency: string(p.Spec.Currency), NetAmount: net,
+		Amount: amountJSON(p.Spec.Amount, p.Spec.Currency), Fee: amountJSON(fee, p.Spec.Currency),
+		Currency: string(p.Spec.Currency), NetAmount: amountJSON(net, p.Spec.Currency),
 		Customer:    paygate.Customer{Name: p.Spec.Customer.Name, Email: p.Spec.Customer.Email},
 		Description: p.Spec.Description, Environment: string(p.Spec.Environment),
 		CreatedAt: formatTime(createdAt(p)), UpdatedAt: formatTime(updatedAt(p)),
+		Remark: p.MerchantRemark(),
 	}
 }
 

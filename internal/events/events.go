@@ -1,7 +1,7 @@
 // Copyright 2026 The Paygate Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-// Package events builds webhook events as WebhookDelivery objects (architecture rule 5). An
+// Package events builds webhook events as WebhookDelivery objects (docs/webhooks.md). An
 // event's object name and its evt_ id both derive from the source object's UID and the event
 // type, so repeated reconciles and restarts can only ever produce the one event of an occurrence.
 // The payload is built once and stored: every attempt sends, and signs, the same bytes.
@@ -22,10 +22,10 @@ import (
 	"github.com/paygate/paygate/pkg/paygate"
 )
 
-// APIVersion is the date-form version webhook payloads carry (spec section 6).
+// APIVersion is the date-form version webhook payloads carry (docs/webhooks-receiver.md).
 const APIVersion = "2026-11-01"
 
-// Event types (spec section 6), as merchants see them in pkg/paygate.
+// Event types (docs/webhooks-receiver.md), as merchants see them in pkg/paygate.
 const (
 	PaymentCompleted      = paygate.EventPaymentCompleted
 	PaymentFailed         = paygate.EventPaymentFailed
@@ -113,7 +113,9 @@ func PaymentEventType(p *paygatev1.Payment) (string, bool) {
 }
 
 // NewPaymentData builds the data of a terminal payment's event. A settled payment reports
-// status "completed"; a failed one "failed" with the failure code in reason, and fees and net 0.
+// status "completed"; a failed one "failed" with the failure code in reason. Fees and net are
+// Payment.Settlement, the rule the payment and verification records share (0 and 0 on failure);
+// remark is the one the records carry (SANDBOX_TRANSACTION, SIMULATED_PRODUCTION).
 func NewPaymentData(p *paygatev1.Payment) PaymentData {
 	cur, _ := money.LookupCurrency(string(p.Spec.Currency))
 	m := func(d paygatev1.Decimal) Money {
@@ -123,15 +125,16 @@ func NewPaymentData(p *paygatev1.Payment) PaymentData {
 		}
 		return Money{Value: a.JSONNumber(cur.Scale), Currency: string(p.Spec.Currency)}
 	}
-	d := PaymentData{TrxID: p.Name, MerchantRef: p.Spec.MerchantReference, Environment: string(p.Spec.Environment)}
+	d := PaymentData{TrxID: p.Name, MerchantRef: p.Spec.MerchantReference, Environment: string(p.Spec.Environment),
+		Remark: p.MerchantRemark()}
 	d.Amount = m(p.Spec.Amount)
 	d.Settlement.Gross = d.Amount
+	fee, net := p.Settlement()
+	d.Settlement.Fees, d.Settlement.Net = m(fee), m(net)
 	if p.Status.Phase == paygatev1.PaymentSuccess {
 		d.Status = "completed"
-		d.Settlement.Fees, d.Settlement.Net = m(p.Status.Fee), m(p.Status.NetAmount)
 	} else {
 		d.Status, d.Reason = "failed", p.Status.Reason
-		d.Settlement.Fees, d.Settlement.Net = m("0"), m("0")
 	}
 	d.Customer.Name, d.Customer.Email = p.Spec.Customer.Name, p.Spec.Customer.Email
 	d.Customer.Phone = string(p.Spec.Customer.Phone)
