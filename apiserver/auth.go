@@ -65,6 +65,17 @@ func (s *Server) authenticate(r *http.Request, body []byte) (*caller, *APIError)
 
 	// The rate limit counts every attempt, failed ones too, per claimed business and client IP.
 	merchant, err := s.merchantByBusinessID(r.Context(), env, businessID)
+	// keysEnv is the environment of the credential set the request is checked against. A business
+	// that is not approved has no production keys yet: its sandbox keys and signature, sent to
+	// production, identify it, and it hears 403 Merchant Pending Approval, not 401 (docs/api.md,
+	// Authentication). Business IDs are per environment, so the sandbox one is looked up apart.
+	keysEnv := env
+	if err == nil && merchant == nil && env == paygatev1.EnvironmentProduction {
+		var m *paygatev1.Merchant
+		if m, err = s.merchantByBusinessID(r.Context(), paygatev1.EnvironmentSandbox, businessID); m != nil && m.Spec.BusinessStatus != paygatev1.BusinessApproved {
+			merchant, keysEnv = m, paygatev1.EnvironmentSandbox
+		}
+	}
 	limit := s.opts.RateLimitPerMinute
 	if merchant != nil && merchant.Spec.RateLimit != nil {
 		limit = int(merchant.Spec.RateLimit.RequestsPerMinute)
@@ -80,7 +91,7 @@ func (s *Server) authenticate(r *http.Request, body []byte) (*caller, *APIError)
 	if merchant == nil {
 		return nil, errInvalidCredentials
 	}
-	set, err := s.credentialSet(r.Context(), merchant, env)
+	set, err := s.credentialSet(r.Context(), merchant, keysEnv)
 	if err != nil {
 		s.opts.Log.Error(err, "Reading merchant credentials", "merchant", client.ObjectKeyFromObject(merchant).String())
 		return nil, errInvalidCredentials

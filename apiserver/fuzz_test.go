@@ -47,7 +47,7 @@ func FuzzPaymentRequest(f *testing.F) {
 			if len(v) > 0 {
 				continue
 			}
-			if req.RefTrx == "" || len([]rune(req.RefTrx)) > 60 || req.Amount.Cmp(minimumAmount) < 0 {
+			if req.RefTrx == "" || len([]rune(req.RefTrx)) > 60 || req.Amount.Cmp(minimumAmount) < 0 || req.Amount.Cmp(maximumAmount) > 0 || req.AmountOutOfRange {
 				t.Fatalf("accepted an invalid request: %+v", req)
 			}
 			if req.Mode == paygatev1.PaymentModePush && req.CustomerPhone == "" {

@@ -146,7 +146,7 @@ func TestOpenAPIOperationsDocumentTheirErrors(t *testing.T) {
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			name := method + " " + path
-			want := []int{200, 400, 401, 403, 422, 429, 500, 503}
+			want := []int{200, 400, 401, 403, 415, 422, 429, 500, 503}
 			if strings.Contains(path, "{trx_id}") {
 				want = append(want, 404)
 			}
@@ -182,10 +182,14 @@ func TestOpenAPIOperationsDocumentTheirErrors(t *testing.T) {
 }
 
 // exchangeFixture is an in-memory cluster with one approved merchant (sandbox credentials), a
-// pending one (production credentials), a rate-limited one, a TZS gateway and a settled payment.
+// pending one (production credentials), a rate-limited one, a pending newcomer (sandbox
+// credentials only), two approved ones in production (KYB pending, KYB approved), a TZS gateway
+// (sandbox only) and a settled payment.
 type exchangeFixture struct {
 	srv                      *httptest.Server
+	k8s                      client.Client
 	duka, pending, slow      paygate.Credentials
+	newcomer, unvetted, live paygate.Credentials
 	settledTrxID, settledRef string
 }
 
@@ -232,6 +236,15 @@ func newExchangeFixture(t *testing.T, mods ...func(*Options)) *exchangeFixture {
 	f.slow = merchant("slow", paygatev1.EnvironmentSandbox, func(m *paygatev1.Merchant) {
 		m.Spec.RateLimit = &paygatev1.RateLimit{RequestsPerMinute: 1}
 	})
+	f.newcomer = merchant("newcomer", paygatev1.EnvironmentSandbox, func(m *paygatev1.Merchant) {
+		m.Spec.BusinessStatus = paygatev1.BusinessPending
+	})
+	f.unvetted = merchant("unvetted", paygatev1.EnvironmentProduction, func(m *paygatev1.Merchant) {
+		m.Spec.KYBStatus = paygatev1.KYBPending
+	})
+	f.live = merchant("live", paygatev1.EnvironmentProduction, func(m *paygatev1.Merchant) {
+		m.Spec.KYBStatus = paygatev1.KYBApproved
+	})
 	gw := &paygatev1.Gateway{
 		ObjectMeta: metav1.ObjectMeta{Name: "tz-mpesa"},
 		Spec: paygatev1.GatewaySpec{DisplayName: "M-Pesa Tanzania", Currency: "TZS",
@@ -258,6 +271,7 @@ func newExchangeFixture(t *testing.T, mods ...func(*Options)) *exchangeFixture {
 		WithIndex(&paygatev1.GatewaySelection{}, index.SelectionMerchant, func(o client.Object) []string {
 			return []string{o.(*paygatev1.GatewaySelection).Spec.MerchantRef.Name}
 		}).Build()
+	f.k8s = fc
 	opts := Options{Cache: fc, Writer: fc, APIReader: fc, CheckoutKey: []byte("checkout-key")}
 	for _, mod := range mods {
 		mod(&opts)

@@ -4,6 +4,7 @@
 package apiserver
 
 import (
+	"errors"
 	"net/mail"
 	"net/url"
 	"regexp"
@@ -16,7 +17,10 @@ import (
 
 // paymentRequest is a validated payment create request (docs/api.md, Creating payments).
 type paymentRequest struct {
-	Amount              money.Amount
+	Amount money.Amount
+	// AmountOutOfRange: payment_amount is a number below the minimum or above the maximum, which
+	// is INVALID_AMOUNT rather than Validation failed (see requestError).
+	AmountOutOfRange    bool
 	Currency            money.Currency
 	RefTrx              string
 	WebhookURL          string
@@ -33,6 +37,9 @@ type paymentRequest struct {
 var (
 	currencyPattern = regexp.MustCompile(`^[A-Z]{3}$`)
 	minimumAmount   = money.MustParseAmount("1.00")
+	// maximumAmount is the largest amount a Payment can hold (18 integer digits); gateways set
+	// their own, lower limits with maxAmount.
+	maximumAmount = money.MustParseAmount("999999999999999999")
 )
 
 // parsePaymentRequest validates a create body. legacy applies the stricter rules of
@@ -55,12 +62,26 @@ func (s *Server) parsePaymentRequest(f fields, c *caller, legacy bool) (*payment
 	if raw, ok := f["payment_amount"]; !ok {
 		v.add("payment_amount", "The payment_amount field is required.")
 	} else if a, err := money.ParseJSONNumber(raw); err != nil {
-		v.add("payment_amount", "The payment_amount must be a positive decimal number.")
+		switch {
+		case errors.Is(err, money.ErrNegative):
+			req.AmountOutOfRange = true
+			v.add("payment_amount", "The payment_amount must be at least 1.00.")
+		case errors.Is(err, money.ErrTooLarge):
+			req.AmountOutOfRange = true
+			v.add("payment_amount", "The payment_amount must be at most %s.", maximumAmount.String())
+		default:
+			v.add("payment_amount", "The payment_amount must be a positive decimal number.")
+		}
 	} else {
 		req.Amount = a
-		if a.Cmp(minimumAmount) < 0 {
+		switch {
+		case a.Cmp(minimumAmount) < 0:
+			req.AmountOutOfRange = true
 			v.add("payment_amount", "The payment_amount must be at least 1.00.")
-		} else if known {
+		case a.Cmp(maximumAmount) > 0:
+			req.AmountOutOfRange = true
+			v.add("payment_amount", "The payment_amount must be at most %s.", maximumAmount.String())
+		case known:
 			if err := money.ValidateForCurrency(a, cur); err != nil {
 				v.add("payment_amount", "The payment_amount has too many decimal places: %s.", err.Error())
 			}
@@ -133,6 +154,18 @@ func (s *Server) parsePaymentRequest(f fields, c *caller, legacy bool) (*payment
 	}
 	req.AllowPaymentMethods = methods
 	return req, v
+}
+
+// requestError answers an invalid create request: 422 Validation failed with the messages per
+// field; or, when payment_amount is a number below the minimum or above the maximum, 422
+// INVALID_AMOUNT with the same messages, whatever else is wrong, so that both create routes
+// answer an amount out of range alike (docs/api.md, Errors).
+func requestError(req *paymentRequest, v validation) *APIError {
+	e := validationError(v)
+	if req.AmountOutOfRange {
+		e.Label, e.Message = LabelInvalidAmount, v["payment_amount"][0]
+	}
+	return e
 }
 
 // webhookURL reads webhook_url or its alias ipn_url, defaulting to the merchant's URL for the

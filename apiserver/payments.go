@@ -60,7 +60,7 @@ func (s *Server) doCreate(ctx context.Context, idemKey string, legacy bool) resp
 	}
 	req, v := s.parsePaymentRequest(f, c, legacy)
 	if len(v) > 0 {
-		return errorResponse(validationError(v))
+		return errorResponse(requestError(req, v))
 	}
 	if err := eligibility.CheckCurrency(c.merchant, paygatev1.CurrencyCode(req.Currency.Code)); err != nil {
 		label := LabelInvalidCurrency
@@ -178,6 +178,9 @@ func (s *Server) resolveGateways(ctx context.Context, c *caller, req *paymentReq
 
 // eligibleGateways resolves the gateways and the merchant's selections reader holds;
 // narrow may narrow the list of selections (the cache's index); the merchant's are kept in any case.
+// Only gateways that serve the caller's environment count (eligibility.Serves): a gateway backed
+// by the simulator serves production only when it opted in to simulating it (docs/sandbox.md), so
+// without one a production payment is refused with PAYMENT_METHOD_UNAVAILABLE.
 func (s *Server) eligibleGateways(ctx context.Context, reader client.Reader, c *caller, req *paymentRequest, narrow ...client.ListOption) (eligibility.Result, eligibility.Selection, error) {
 	var gateways paygatev1.GatewayList
 	if err := reader.List(ctx, &gateways); err != nil {

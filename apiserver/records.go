@@ -123,29 +123,32 @@ func (s *Server) paymentRecord(p *paygatev1.Payment) (paygate.Payment, error) {
 		Description: p.Spec.Description, Environment: string(p.Spec.Environment),
 		CheckoutURL: s.CheckoutURL(p), ExpiresAt: formatTime(p.Spec.ExpiresAt.Time),
 		CreatedAt: formatTime(createdAt(p)), UpdatedAt: formatTime(updatedAt(p)),
+		Remark: p.MerchantRemark(),
 	}
-	if p.Status.Fee != "" {
-		fee, net := am.json(p.Status.Fee), am.json(p.Status.NetAmount)
+	// fee and net_amount are null while the payment is pending; once it is terminal they are its
+	// settlement (Payment.Settlement, the rule the verification record and webhooks share).
+	if p.Terminal() {
+		f, n := p.Settlement()
+		fee, net := am.json(f), am.json(n)
 		rec.Fee, rec.NetAmount = &fee, &net
 	}
 	return rec, am.err
 }
 
-// verificationRecord is the verify endpoint's record (docs/api.md, Reading payments). Before
-// settlement fee is 0 and net_amount equals the amount (nothing has been charged yet).
+// verificationRecord is the verify-payment record (docs/api.md, Reading payments). fee and
+// net_amount follow Payment.Settlement: while pending fee is 0 and net_amount equals the amount
+// (nothing has been charged yet); a failed payment reports 0 and 0, as its webhook does.
 func verificationRecord(p *paygatev1.Payment) (paygate.Verification, error) {
 	am := amounts{currency: p.Spec.Currency}
-	amount := am.json(p.Spec.Amount)
-	fee, net := am.json("0"), amount
-	if p.Status.Fee != "" {
-		fee, net = am.json(p.Status.Fee), am.json(p.Status.NetAmount)
-	}
+	fee, net := p.Settlement()
 	return paygate.Verification{
 		Status: string(p.Phase()), TrxID: p.Name, MerchantRef: p.Spec.MerchantReference,
-		Amount: amount, Fee: fee, Currency: string(p.Spec.Currency), NetAmount: net,
+		Amount: am.json(p.Spec.Amount), Fee: am.json(fee),
+		Currency: string(p.Spec.Currency), NetAmount: am.json(net),
 		Customer:    paygate.Customer{Name: p.Spec.Customer.Name, Email: p.Spec.Customer.Email},
 		Description: p.Spec.Description, Environment: string(p.Spec.Environment),
 		CreatedAt: formatTime(createdAt(p)), UpdatedAt: formatTime(updatedAt(p)),
+		Remark: p.MerchantRemark(),
 	}, am.err
 }
 

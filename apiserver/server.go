@@ -1,21 +1,25 @@
 // Copyright 2026 The Paygate Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-// Package apiserver is Paygate's merchant REST API: signed authentication, the payment endpoints
-// of the spec, errors, limits and the OpenAPI document. It records intent as custom resources
+// Package apiserver is Paygate's merchant REST API (docs/api.md): signed authentication, the
+// payment endpoints, errors, limits and the OpenAPI document. It records intent as custom resources
 // and answers reads from the informer cache; it never calls a provider or sends a webhook
 // (controllers do).
 package apiserver
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"net/netip"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/clientip"
 	"github.com/paygate/paygate/internal/ratelimit"
 )
@@ -94,11 +98,11 @@ func New(opts Options) *Server {
 type route map[string]http.HandlerFunc
 
 func (s *Server) routes() {
-	s.handle("/api/v1/payments", route{http.MethodPost: s.createPayment, http.MethodGet: s.listPayments})
+	s.handle("/api/v1/payments", route{http.MethodPost: s.collects(s.createPayment), http.MethodGet: s.listPayments})
 	s.handle("/api/v1/payments/{trx_id}", route{http.MethodGet: s.getPayment})
-	s.handle("/api/v1/payments/{trx_id}/push", route{http.MethodPost: s.pushPayment})
+	s.handle("/api/v1/payments/{trx_id}/push", route{http.MethodPost: s.collects(s.pushPayment)})
 	s.handle("/api/v1/balance", route{http.MethodGet: s.getBalance})
-	s.handle("/api/v1/initiate-payment", route{http.MethodPost: s.initiatePayment})
+	s.handle("/api/v1/initiate-payment", route{http.MethodPost: s.collects(s.initiatePayment)})
 	s.handle("/api/v1/verify-payment/{trx_id}", route{http.MethodGet: s.verifyPayment})
 	s.handle("/api/v1/site-info", route{http.MethodGet: s.siteInfo})
 	s.handle("/api/v1/openapi.json", route{http.MethodGet: s.openAPI})
@@ -112,7 +116,8 @@ func (s *Server) routes() {
 	})
 }
 
-// handle registers an authenticated path; other methods get 405 in the error shape.
+// handle registers an authenticated path; other methods get 405 in the error shape, and a body
+// that is not JSON gets 415 before anything else is looked at.
 func (s *Server) handle(pattern string, methods route) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		h, ok := methods[r.Method]
@@ -129,8 +134,67 @@ func (s *Server) handle(pattern string, methods route) {
 				Message: "Method " + r.Method + " is not allowed on " + r.URL.Path + "."})
 			return
 		}
+		if apiErr := requireJSON(r); apiErr != nil {
+			writeError(w, apiErr)
+			return
+		}
 		s.authenticated(h).ServeHTTP(w, r)
 	})
+}
+
+// LabelUnsupportedMediaType answers a request body that is not declared application/json.
+const LabelUnsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+
+var (
+	errUnsupportedMediaType = &APIError{Status: http.StatusUnsupportedMediaType, Label: LabelUnsupportedMediaType,
+		Message: "Content-Type must be application/json."}
+	errKYBNotApproved = &APIError{Status: http.StatusForbidden, Label: LabelMerchantPendingApproval,
+		Message: "Live collection needs KYB approval: this business's KYB review is not approved yet."}
+)
+
+// requireJSON refuses a request whose body is not declared application/json (docs/api.md,
+// Requests): 415, before authentication and before anything is recorded. Parameters such as
+// charset are fine and the media type is compared case-insensitively. A request without a body
+// may send any Content-Type, or none. Accept is not checked: every response is JSON.
+func requireJSON(r *http.Request) *APIError {
+	mediaType, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+	if strings.EqualFold(strings.TrimSpace(mediaType), "application/json") || !hasBody(r) {
+		return nil
+	}
+	return errUnsupportedMediaType
+}
+
+// hasBody reports whether the request carries at least one byte of body, leaving the body to be
+// read whole afterwards (a chunked body of unknown length is peeked at).
+func hasBody(r *http.Request) bool {
+	switch {
+	case r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0:
+		return false
+	case r.ContentLength > 0:
+		return true
+	}
+	var first [1]byte
+	n, _ := io.ReadFull(r.Body, first[:])
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(first[:n]), r.Body), r.Body}
+	return n > 0
+}
+
+// collects guards the collection routes (create, initiate, push): live collection needs an
+// approved KYB review as well as an approved business, so in production a business whose
+// kybStatus is not approved gets 403 Merchant Pending Approval (docs/api.md, Authentication). It
+// runs after authentication and before anything is recorded, the Idempotency-Key included;
+// reads, verification and lists in production, and sandbox, are not affected.
+func (s *Server) collects(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if c := callerFrom(r.Context()); c.env == paygatev1.EnvironmentProduction && c.merchant.Spec.KYBStatus != paygatev1.KYBApproved {
+			writeError(w, errKYBNotApproved)
+			return
+		}
+		h(w, r)
+	}
 }
 
 // ServeHTTP serves the API, turning any panic into a 500 in the error shape.

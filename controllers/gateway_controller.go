@@ -24,12 +24,14 @@ import (
 
 // Gateway condition reasons.
 const (
-	ReasonGatewayReady  = "GatewayReady"
-	ReasonConfigInvalid = "ConfigInvalid"
+	ReasonGatewayReady         = "GatewayReady"
+	ReasonConfigInvalid        = "ConfigInvalid"
+	ReasonProductionSimulated  = "ProductionSimulated"
+	messageProductionSimulated = "Production payments through this gateway are simulated: they settle and no money moves (spec.simulation is SandboxAndProduction). For demos only."
 )
 
-// GatewayReconciler assigns each Gateway its integer id and checks what the schema cannot: that
-// its amounts fit its currency's decimal places.
+// GatewayReconciler assigns each Gateway its integer id, checks what the schema cannot (that its
+// amounts fit its currency's decimal places), and warns while it simulates production.
 type GatewayReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
@@ -64,6 +66,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		was = c.Status
 	}
 	meta.SetStatusCondition(&gw.Status.Conditions, ready)
+	r.reportSimulation(gw)
 	gw.Status.ObservedGeneration = gw.Generation
 	if was != ready.Status {
 		eventType := corev1.EventTypeNormal
@@ -79,6 +82,20 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, client.IgnoreNotFound(fmt.Errorf("patching gateway status: %w", err))
 	}
 	return ctrl.Result{}, nil
+}
+
+// reportSimulation sets the warning condition SimulatingProduction while the gateway simulates
+// production payments, with a Warning event when it turns on, and removes it otherwise.
+func (r *GatewayReconciler) reportSimulation(gw *paygatev1.Gateway) {
+	if !gw.SimulatesProduction() {
+		meta.RemoveStatusCondition(&gw.Status.Conditions, paygatev1.ConditionSimulatingProduction)
+		return
+	}
+	if !meta.IsStatusConditionTrue(gw.Status.Conditions, paygatev1.ConditionSimulatingProduction) {
+		r.Recorder.Eventf(gw, nil, corev1.EventTypeWarning, ReasonProductionSimulated, "ValidateGateway", "%s", messageProductionSimulated)
+	}
+	meta.SetStatusCondition(&gw.Status.Conditions, metav1.Condition{Type: paygatev1.ConditionSimulatingProduction,
+		Status: metav1.ConditionTrue, Reason: ReasonProductionSimulated, Message: messageProductionSimulated, ObservedGeneration: gw.Generation})
 }
 
 // CheckGatewayAmounts lists the amounts of a gateway spec that its currency cannot express.

@@ -75,6 +75,11 @@ var _ = Describe("Configuration the API server rejects", func() {
 		Entry("an unknown type", func(g *paygatev1.Gateway) { g.Spec.Type = "semi" }, `Unsupported value: "semi"`),
 		Entry("an unknown provider", func(g *paygatev1.Gateway) { g.Spec.Provider = "paypal" }, `Unsupported value: "paypal"`),
 		Entry("a code with an underscore", func(g *paygatev1.Gateway) { g.Name = "mpesa_tz" }, "metadata.name"),
+		Entry("an unknown simulation", func(g *paygatev1.Gateway) { g.Spec.Simulation = "Always" }, `Unsupported value: "Always"`),
+		Entry("simulating production on an upstream gateway", func(g *paygatev1.Gateway) {
+			g.Spec.Provider, g.Spec.Simulation = paygatev1.ProviderUpstream, paygatev1.SimulationSandboxAndProduction
+			g.Spec.Upstream = &paygatev1.UpstreamConfig{BaseURL: "https://provider.example", SecretRef: paygatev1.SecretReference{Namespace: "paygate-system", Name: "upstream"}}
+		}, "simulation SandboxAndProduction needs provider sandbox"),
 	)
 
 	It("accepts equal minimum and maximum and fractional fees", func() {

@@ -30,6 +30,25 @@ const (
 	ProviderUpstream ProviderKind = "upstream"
 )
 
+// GatewaySimulation says which environments the in-process simulator answers for a gateway.
+// +kubebuilder:validation:Enum=SandboxOnly;SandboxAndProduction
+type GatewaySimulation string
+
+const (
+	// SimulationSandboxOnly: the simulator answers sandbox payments only. A gateway whose provider
+	// is sandbox then serves no production payment. The default.
+	SimulationSandboxOnly GatewaySimulation = "SandboxOnly"
+	// SimulationSandboxAndProduction: a gateway whose provider is sandbox also simulates
+	// production payments, for demos. They settle with no money moved and carry the remark
+	// SIMULATED_PRODUCTION; the gateway shows the SimulatingProduction condition. Refused on an
+	// upstream gateway.
+	SimulationSandboxAndProduction GatewaySimulation = "SandboxAndProduction"
+)
+
+// ConditionSimulatingProduction on a Gateway warns that its production payments are simulated:
+// they settle and no money moves.
+const ConditionSimulatingProduction = "SimulatingProduction"
+
 // GatewayFees is a gateway's fee schedule: fee = amount × percent / 100 + fixed, rounded half-up
 // to the currency's scale.
 // +kubebuilder:validation:XValidation:rule="!has(self.percent) || quantity(self.percent).compareTo(quantity('100')) <= 0",message="fees.percent must be at most 100"
@@ -88,6 +107,7 @@ type UpstreamConfig struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.provider) || self.provider != 'upstream' || has(self.upstream)",message="an upstream gateway needs spec.upstream"
 // +kubebuilder:validation:XValidation:rule="!has(self.minAmount) || !has(self.maxAmount) || quantity(self.minAmount).compareTo(quantity(self.maxAmount)) <= 0",message="minAmount must not be above maxAmount"
 // +kubebuilder:validation:XValidation:rule="self.currency == oldSelf.currency",message="currency is immutable: create a new Gateway for another currency"
+// +kubebuilder:validation:XValidation:rule="!has(self.simulation) || self.simulation != 'SandboxAndProduction' || !has(self.provider) || self.provider == 'sandbox'",message="simulation SandboxAndProduction needs provider sandbox: an upstream gateway's production payments always go to the provider"
 type GatewaySpec struct {
 	// displayName is what customers see on hosted checkout, for example "M-Pesa Tanzania".
 	// +kubebuilder:validation:MinLength=1
@@ -132,6 +152,15 @@ type GatewaySpec struct {
 	// upstream configures the upstream provider; required when provider is upstream.
 	// +optional
 	Upstream *UpstreamConfig `json:"upstream,omitempty"`
+
+	// simulation says which environments the in-process simulator answers for this gateway.
+	// SandboxOnly (the default): sandbox payments only, so a gateway whose provider is sandbox
+	// serves no production payment. SandboxAndProduction: a sandbox-provider gateway also
+	// simulates production payments, for demos only: they settle with no money moved and carry
+	// the remark SIMULATED_PRODUCTION (docs/sandbox.md). Not allowed with provider upstream.
+	// +kubebuilder:default=SandboxOnly
+	// +optional
+	Simulation GatewaySimulation `json:"simulation,omitempty"`
 }
 
 // GatewayStatus is what the gateway controller observed.
@@ -145,7 +174,8 @@ type GatewayStatus struct {
 	// +optional
 	ID int64 `json:"id,omitempty"`
 
-	// conditions: Ready, and InvalidConfig when the spec cannot work.
+	// conditions: Ready (False with reason ConfigInvalid when the spec cannot work), and
+	// SimulatingProduction (a warning, True) while production payments are simulated.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8
@@ -159,6 +189,26 @@ func (g *Gateway) IsActive() bool { return g.Spec.Active == nil || *g.Spec.Activ
 // Code is the gateway's code: its object name.
 func (g *Gateway) Code() GatewayCode { return GatewayCode(g.Name) }
 
+// SimulatesProduction reports whether the simulator answers the gateway's production payments:
+// a sandbox-provider gateway that opted in with simulation SandboxAndProduction.
+func (g *Gateway) SimulatesProduction() bool {
+	return g.Spec.Provider != ProviderUpstream && g.Spec.Simulation == SimulationSandboxAndProduction
+}
+
+// ServesEnvironment reports whether the gateway may carry payments of env. Every gateway serves
+// sandbox (the simulator answers). In production an upstream gateway serves, and a gateway backed
+// by the simulator only when it simulates production: a production payment never settles
+// through the simulator unless its gateway opted in (docs/sandbox.md).
+func (g *Gateway) ServesEnvironment(env Environment) bool {
+	switch env {
+	case EnvironmentSandbox:
+		return true
+	case EnvironmentProduction:
+		return g.Spec.Provider == ProviderUpstream || g.SimulatesProduction()
+	}
+	return false
+}
+
 // Gateway is a deposit method (a mobile-money network in one currency). Its name is its code.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -167,6 +217,7 @@ func (g *Gateway) Code() GatewayCode { return GatewayCode(g.Name) }
 // +kubebuilder:printcolumn:name="Currency",type=string,JSONPath=`.spec.currency`
 // +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.spec.type`
 // +kubebuilder:printcolumn:name="Provider",type=string,JSONPath=`.spec.provider`
+// +kubebuilder:printcolumn:name="Simulation",type=string,JSONPath=`.spec.simulation`
 // +kubebuilder:printcolumn:name="Active",type=boolean,JSONPath=`.spec.active`
 // +kubebuilder:printcolumn:name="Fee %",type=string,JSONPath=`.spec.fees.percent`
 // +kubebuilder:printcolumn:name="ID",type=integer,JSONPath=`.status.id`

@@ -190,7 +190,7 @@ type PaymentStatus struct {
 	// +optional
 	Phase PaymentPhase `json:"phase,omitempty"`
 
-	// reason is the spec's code for a failure (INSUFFICIENT_FUNDS, PAYMENT_DECLINED,
+	// reason is the API's code for a failure (INSUFFICIENT_FUNDS, PAYMENT_DECLINED,
 	// EXPIRED_SESSION, ...).
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
@@ -212,7 +212,8 @@ type PaymentStatus struct {
 	// +optional
 	SettledAt *metav1.Time `json:"settledAt,omitempty"`
 
-	// remark is the provider's annotation; sandbox transactions carry SANDBOX_TRANSACTION.
+	// remark is the provider's annotation: the simulator marks sandbox transactions
+	// SANDBOX_TRANSACTION and simulated production ones SIMULATED_PRODUCTION.
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	Remark string `json:"remark,omitempty"`
@@ -399,6 +400,50 @@ func (p *Payment) Phase() PaymentPhase {
 		return PaymentPending
 	}
 	return p.Status.Phase
+}
+
+// Remarks that mark payments no real money moved for. Merchants see them as remark in payment
+// records and webhooks (docs/sandbox.md).
+const (
+	// RemarkSandboxTransaction marks every sandbox payment.
+	RemarkSandboxTransaction = "SANDBOX_TRANSACTION"
+	// RemarkSimulatedProduction marks a production payment the simulator answered, through a
+	// gateway with simulation SandboxAndProduction (a demo).
+	RemarkSimulatedProduction = "SIMULATED_PRODUCTION"
+)
+
+// MerchantRemark is the remark merchants see: SANDBOX_TRANSACTION on every sandbox payment,
+// SIMULATED_PRODUCTION on a production payment the simulator answered, else nothing (a provider's
+// own remark is not passed on).
+func (p *Payment) MerchantRemark() string {
+	switch {
+	case p.Spec.Environment == EnvironmentSandbox:
+		return RemarkSandboxTransaction
+	case p.Status.Remark == RemarkSimulatedProduction:
+		return RemarkSimulatedProduction
+	}
+	return ""
+}
+
+// Settlement is the fee a payment charges the merchant and the net amount it credits them. It is
+// the one rule that payment records, verification records and webhooks report
+// (docs/payments.md, Fees and net amount):
+//   - success: the fee and net amount stored when the payment settled;
+//   - failed: fee 0 and net 0, as nothing was charged and nothing credited;
+//   - pending: fee 0 and net equal to the amount, as nothing has been charged yet.
+//
+// Values are decimal text; callers render them at the currency's scale.
+func (p *Payment) Settlement() (fee, net Decimal) {
+	switch p.Phase() {
+	case PaymentSuccess:
+		if p.Status.Fee != "" && p.Status.NetAmount != "" {
+			return p.Status.Fee, p.Status.NetAmount
+		}
+		return "0", p.Spec.Amount // settled without a recorded fee (never expected)
+	case PaymentFailed:
+		return "0", "0"
+	}
+	return "0", p.Spec.Amount
 }
 
 func init() {

@@ -76,3 +76,47 @@ func TestPaymentExpired(t *testing.T) {
 		}
 	}
 }
+
+func TestPaymentSettlement(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		status        PaymentStatus
+		fee, net      Decimal
+		remarkSandbox string
+	}{
+		{"pending: nothing charged yet", PaymentStatus{}, "0", "1500.00", RemarkSandboxTransaction},
+		{"pending, explicitly", PaymentStatus{Phase: PaymentPending}, "0", "1500.00", RemarkSandboxTransaction},
+		{"success: the stored settlement", PaymentStatus{Phase: PaymentSuccess, Fee: "37.50", NetAmount: "1462.50"}, "37.50", "1462.50", RemarkSandboxTransaction},
+		{"success without a recorded fee", PaymentStatus{Phase: PaymentSuccess}, "0", "1500.00", RemarkSandboxTransaction},
+		{"failed: nothing charged, nothing credited", PaymentStatus{Phase: PaymentFailed, Reason: "INSUFFICIENT_FUNDS"}, "0", "0", RemarkSandboxTransaction},
+		{"failed with a stray fee", PaymentStatus{Phase: PaymentFailed, Fee: "37.50", NetAmount: "1462.50"}, "0", "0", RemarkSandboxTransaction},
+	} {
+		p := &Payment{Spec: PaymentSpec{Amount: "1500.00", Environment: EnvironmentSandbox}, Status: tc.status}
+		if fee, net := p.Settlement(); fee != tc.fee || net != tc.net {
+			t.Errorf("%s: Settlement = (%s, %s), want (%s, %s)", tc.name, fee, net, tc.fee, tc.net)
+		}
+		if got := p.MerchantRemark(); got != tc.remarkSandbox {
+			t.Errorf("%s: MerchantRemark = %q, want %q", tc.name, got, tc.remarkSandbox)
+		}
+	}
+}
+
+func TestPaymentMerchantRemark(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		env    Environment
+		status string
+		want   string
+	}{
+		{"sandbox, not pushed yet", EnvironmentSandbox, "", RemarkSandboxTransaction},
+		{"sandbox, answered by the simulator", EnvironmentSandbox, RemarkSandboxTransaction, RemarkSandboxTransaction},
+		{"production through the provider", EnvironmentProduction, "", ""},
+		{"production: a provider's own remark is not passed on", EnvironmentProduction, "routed via hub 7", ""},
+		{"production simulated for a demo", EnvironmentProduction, RemarkSimulatedProduction, RemarkSimulatedProduction},
+	} {
+		p := &Payment{Spec: PaymentSpec{Environment: tc.env}, Status: PaymentStatus{Remark: tc.status}}
+		if got := p.MerchantRemark(); got != tc.want {
+			t.Errorf("%s: MerchantRemark = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -123,7 +123,11 @@ func dev(ctx context.Context, assets, stateDir string, opts managerOptions, api 
 	if err := startDemoReceiver(ctx, c, merchants); err != nil {
 		return err
 	}
-	printWelcome(kubeconfig, credsFile, baseURL, merchants)
+	simulated, err := productionSimulators(ctx, c)
+	if err != nil {
+		return err
+	}
+	printWelcome(kubeconfig, credsFile, baseURL, merchants, simulated)
 	defer func() { retErr = errors.Join(retErr, <-apiDone) }()
 
 	select {
@@ -219,7 +223,24 @@ func productionNote(m *paygatev1.Merchant) string {
 	return fmt.Sprintf("production needs an approved business (businessStatus is %s)", m.Spec.BusinessStatus)
 }
 
-func printWelcome(kubeconfig, credsFile, baseURL string, merchants []paygatev1.Merchant) {
+// productionSimulators are the demo gateways that simulate production payments
+// (simulation: SandboxAndProduction in config/samples).
+func productionSimulators(ctx context.Context, c client.Client) ([]string, error) {
+	var list paygatev1.GatewayList
+	if err := c.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("listing the demo gateways: %w", err)
+	}
+	var out []string
+	for _, g := range list.Items {
+		if g.SimulatesProduction() {
+			out = append(out, g.Name)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func printWelcome(kubeconfig, credsFile, baseURL string, merchants []paygatev1.Merchant, simulated []string) {
 	fmt.Printf(`
 Paygate is running on a local control plane.
 
@@ -245,6 +266,11 @@ Demo merchants:
 `, baseURL, baseURL, kubeconfig, credsFile, kubeconfig, credsFile)
 	for _, m := range merchants {
 		fmt.Printf("  %-14s %-12s id %-3d sandbox key %s\n", m.Name, m.Spec.BusinessStatus, m.Status.ID, m.Status.Sandbox.BusinessID)
+	}
+	if len(simulated) > 0 {
+		fmt.Printf("\nNo real provider is configured. Production payments are simulated (no money moves, remark\n"+
+			"SIMULATED_PRODUCTION) through the demo gateways %s only (simulation: SandboxAndProduction).\n",
+			strings.Join(simulated, ", "))
 	}
 	fmt.Println("\nPress Ctrl-C to stop everything.")
 }

@@ -125,14 +125,17 @@ func ResolveGateways(m *paygatev1.Merchant, sel Selection, all []paygatev1.Gatew
 	}
 }
 
-// Serves reports whether a gateway may serve a payment: it is not being deleted, and it is an
-// active automatic deposit method of exactly the payment's currency. It is the one answer to
-// "does this gateway (still) serve this payment?": the apiserver when it accepts a payment, the
-// payment controller before it pushes, and the hosted checkout page when it lists the payment's
-// gateways all ask it.
+// Serves reports whether a gateway may serve a payment: it is not being deleted, it is an active
+// automatic deposit method of exactly the payment's currency, and it serves the payment's
+// environment (a simulator-backed gateway serves production only when it opted in to simulating
+// it: Gateway.ServesEnvironment; an empty Environment asks about no one environment). It is the
+// one answer to "does this gateway (still) serve this payment?": the apiserver when it accepts a
+// payment, the payment controller before it pushes, and the hosted checkout page when it lists
+// the payment's gateways all ask it.
 func Serves(g *paygatev1.Gateway, req Request) bool {
 	return g.DeletionTimestamp.IsZero() && g.IsActive() &&
-		g.Spec.Type == paygatev1.GatewayTypeAutomatic && g.Spec.Currency == req.Currency
+		g.Spec.Type == paygatev1.GatewayTypeAutomatic && g.Spec.Currency == req.Currency &&
+		(req.Environment == "" || g.ServesEnvironment(req.Environment))
 }
 
 // Order sorts gateways into checkout order, in place: with a selection, the selection's order

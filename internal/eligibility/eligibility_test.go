@@ -271,26 +271,35 @@ func TestResolveGateways(t *testing.T) {
 	}
 }
 
+func upstream(g *paygatev1.Gateway)   { g.Spec.Provider = paygatev1.ProviderUpstream }
+func simulating(g *paygatev1.Gateway) { g.Spec.Simulation = paygatev1.SimulationSandboxAndProduction }
+
 func TestServes(t *testing.T) {
+	type byEnv struct{ sandbox, production, none bool }
+	all, never, notProduction := byEnv{true, true, true}, byEnv{}, byEnv{true, false, true}
 	tests := []struct {
 		name string
 		g    paygatev1.Gateway
 		cur  paygatev1.CurrencyCode
-		want bool
+		want byEnv
 	}{
-		{"active by default", gw("a", "TZS"), "TZS", true},
-		{"explicitly active", gw("a", "TZS", explicitlyActive), "TZS", true},
-		{"other currency", gw("a", "KES"), "TZS", false},
-		{"currency match is exact", gw("a", "TZS"), "tzs", false},
-		{"inactive", gw("a", "TZS", inactive), "TZS", false},
-		{"manual", gw("a", "TZS", manual), "TZS", false},
-		{"being deleted", gw("a", "TZS", deleting), "TZS", false},
+		{"upstream, active by default", gw("a", "TZS", upstream), "TZS", all},
+		{"upstream, explicitly active", gw("a", "TZS", upstream, explicitlyActive), "TZS", all},
+		{"simulator: sandbox only", gw("a", "TZS"), "TZS", notProduction},
+		{"simulator opted in to simulating production", gw("a", "TZS", simulating), "TZS", all},
+		{"other currency", gw("a", "KES", upstream), "TZS", never},
+		{"currency match is exact", gw("a", "TZS", upstream), "tzs", never},
+		{"inactive", gw("a", "TZS", upstream, inactive), "TZS", never},
+		{"manual", gw("a", "TZS", upstream, manual), "TZS", never},
+		{"being deleted", gw("a", "TZS", upstream, deleting), "TZS", never},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, env := range []paygatev1.Environment{paygatev1.EnvironmentSandbox, paygatev1.EnvironmentProduction, ""} {
-				if got := Serves(&tt.g, Request{Currency: tt.cur, Environment: env}); got != tt.want {
-					t.Errorf("Serves in %q = %v, want %v", env, got, tt.want)
+			for env, want := range map[paygatev1.Environment]bool{
+				paygatev1.EnvironmentSandbox: tt.want.sandbox, paygatev1.EnvironmentProduction: tt.want.production, "": tt.want.none,
+			} {
+				if got := Serves(&tt.g, Request{Currency: tt.cur, Environment: env}); got != want {
+					t.Errorf("Serves in %q = %v, want %v", env, got, want)
 				}
 			}
 		})

@@ -127,9 +127,11 @@ func PaymentEventType(p *paygatev1.Payment) (string, bool) {
 }
 
 // NewPaymentData builds the data of a terminal payment's event. A settled payment reports
-// status "completed"; a failed one "failed" with the failure code in reason, and fees and net 0.
-// An amount that cannot be rendered exactly (money.JSONAmount) is an error and no data: the
-// caller sends no event rather than one with a wrong amount.
+// status "completed"; a failed one "failed" with the failure code in reason. Fees and net are
+// Payment.Settlement, the rule the payment and verification records share (0 and 0 on failure);
+// remark is the one the records carry (SANDBOX_TRANSACTION, SIMULATED_PRODUCTION). An amount
+// that cannot be rendered exactly (money.JSONAmount) is an error and no data: the caller sends no
+// event rather than one with a wrong amount.
 func NewPaymentData(p *paygatev1.Payment) (PaymentData, error) {
 	var errs []error
 	m := func(what string, d paygatev1.Decimal) Money {
@@ -139,15 +141,16 @@ func NewPaymentData(p *paygatev1.Payment) (PaymentData, error) {
 		}
 		return Money{Value: v, Currency: string(p.Spec.Currency)}
 	}
-	d := PaymentData{TrxID: p.Name, MerchantRef: p.Spec.MerchantReference, Environment: string(p.Spec.Environment)}
+	d := PaymentData{TrxID: p.Name, MerchantRef: p.Spec.MerchantReference, Environment: string(p.Spec.Environment),
+		Remark: p.MerchantRemark()}
 	d.Amount = m("amount", p.Spec.Amount)
 	d.Settlement.Gross = d.Amount
+	fee, net := p.Settlement()
+	d.Settlement.Fees, d.Settlement.Net = m("fee", fee), m("net amount", net)
 	if p.Status.Phase == paygatev1.PaymentSuccess {
 		d.Status = "completed"
-		d.Settlement.Fees, d.Settlement.Net = m("fee", p.Status.Fee), m("net amount", p.Status.NetAmount)
 	} else {
 		d.Status, d.Reason = "failed", p.Status.Reason
-		d.Settlement.Fees, d.Settlement.Net = m("fee", "0"), m("net amount", "0")
 	}
 	if len(errs) > 0 {
 		return PaymentData{}, errors.Join(errs...)

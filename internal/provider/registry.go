@@ -6,12 +6,21 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 )
 
+// SimulatedProductionRemark marks a production payment the simulator answered (docs/sandbox.md).
+const SimulatedProductionRemark = paygatev1.RemarkSimulatedProduction
+
+// ErrProductionNotSimulated is returned for a production payment through a gateway backed by the
+// simulator that did not opt in to simulating production: no real provider would move its money.
+var ErrProductionNotSimulated = errors.New("the gateway's provider is the sandbox simulator, which serves sandbox payments only (spec.simulation is not SandboxAndProduction)")
+
 // Registry picks the provider of a payment: the sandbox environment always uses the simulator
-// (no real money moves in sandbox); production uses the gateway's provider.
+// (no real money moves in sandbox); production uses the gateway's provider, and the simulator
+// only for a gateway that opted in to simulating production (a demo).
 type Registry struct {
 	Sandbox *Sandbox
 	// Upstream builds the adapter of an upstream gateway (its URL and token come from the
@@ -19,10 +28,18 @@ type Registry struct {
 	Upstream func(ctx context.Context, gw *paygatev1.Gateway) (Provider, error)
 }
 
-// For returns the provider for gw in env.
+// For returns the provider for gw in env. It refuses the simulator for a production payment
+// unless gw simulates production, so a production payment never settles without a real provider
+// by accident.
 func (r *Registry) For(ctx context.Context, gw *paygatev1.Gateway, env paygatev1.Environment) (Provider, error) {
-	if env == paygatev1.EnvironmentSandbox || gw.Spec.Provider == paygatev1.ProviderSandbox || gw.Spec.Provider == "" {
+	if env == paygatev1.EnvironmentSandbox {
 		return Instrument("sandbox", r.Sandbox), nil
+	}
+	if gw.Spec.Provider == paygatev1.ProviderSandbox || gw.Spec.Provider == "" {
+		if env != paygatev1.EnvironmentProduction || !gw.ServesEnvironment(env) {
+			return nil, fmt.Errorf("gateway %s in %s: %w", gw.Name, env, ErrProductionNotSimulated)
+		}
+		return Instrument("sandbox", simulatedProduction{r.Sandbox}), nil
 	}
 	if r.Upstream == nil {
 		return nil, errors.New("no upstream provider is configured")
@@ -32,4 +49,31 @@ func (r *Registry) For(ctx context.Context, gw *paygatev1.Gateway, env paygatev1
 		return nil, err
 	}
 	return Instrument("upstream", p), nil
+}
+
+// simulatedProduction is the simulator answering production payments: its results carry the
+// remark SIMULATED_PRODUCTION instead of SANDBOX_TRANSACTION.
+type simulatedProduction struct{ p Provider }
+
+func mark(res Result, err error) (Result, error) {
+	if err == nil {
+		res.Remark = SimulatedProductionRemark
+	}
+	return res, err
+}
+
+func (s simulatedProduction) Push(ctx context.Context, req PushRequest) (Result, error) {
+	return mark(s.p.Push(ctx, req))
+}
+
+func (s simulatedProduction) PushStatus(ctx context.Context, reference string) (Result, error) {
+	return mark(s.p.PushStatus(ctx, reference))
+}
+
+func (s simulatedProduction) Disburse(ctx context.Context, req DisbursementRequest) (Result, error) {
+	return mark(s.p.Disburse(ctx, req))
+}
+
+func (s simulatedProduction) DisbursementStatus(ctx context.Context, reference string) (Result, error) {
+	return mark(s.p.DisbursementStatus(ctx, reference))
 }

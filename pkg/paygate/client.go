@@ -259,6 +259,10 @@ type Payment struct {
 	ExpiresAt   string       `json:"expires_at"`
 	CreatedAt   string       `json:"created_at"`
 	UpdatedAt   string       `json:"updated_at"`
+	// Remark marks a payment no real money moved for: SANDBOX_TRANSACTION on every sandbox
+	// payment, SIMULATED_PRODUCTION on a production payment a demo gateway simulated; absent
+	// otherwise.
+	Remark string `json:"remark,omitempty"`
 }
 
 // GetPayment reads one payment.
@@ -272,7 +276,8 @@ func (c *Client) GetPayment(ctx context.Context, trxID string) (*Payment, error)
 	return &out.Data, nil
 }
 
-// Verification is the verify-payment record (docs/api.md, Reading payments).
+// Verification is the verify-payment record (docs/api.md). Before settlement Fee is 0 and
+// NetAmount equals Amount; a failed payment reports Fee and NetAmount 0.
 type Verification struct {
 	Status      string      `json:"status"`
 	TrxID       string      `json:"trx_id"`
@@ -286,6 +291,8 @@ type Verification struct {
 	Environment string      `json:"environment"`
 	CreatedAt   string      `json:"created_at"`
 	UpdatedAt   string      `json:"updated_at"`
+	// Remark is SANDBOX_TRANSACTION or SIMULATED_PRODUCTION, as in Payment.
+	Remark string `json:"remark,omitempty"`
 }
 
 // VerifyPayment calls GET /api/v1/verify-payment/{trxId}.

@@ -84,6 +84,9 @@ type PaymentEventData struct {
 		Phone string `json:"phone"`
 	} `json:"customer"`
 	Environment string `json:"environment"`
+	// Remark is SANDBOX_TRANSACTION on every sandbox payment and SIMULATED_PRODUCTION on a
+	// production payment a demo gateway simulated; absent otherwise.
+	Remark string `json:"remark,omitempty"`
 }
 
 // PaymentData decodes the data of a payment.* event.

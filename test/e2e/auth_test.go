@@ -4,6 +4,7 @@
 package e2e_test
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -169,6 +170,110 @@ var _ = Describe("Authentication", func() {
 			g.Expect(err.(*paygate.Error).Label).To(Equal("MERCHANT_SUSPENDED"))
 			g.Expect(err.(*paygate.Error).StatusCode).To(Equal(http.StatusForbidden))
 		}).Should(Succeed())
+	})
+
+	It("answers a business never approved 403 in production with its sandbox keys, and 401 to wrong keys", func() {
+		newcomer := createMerchant(ns, "newcomer", func(m *paygatev1.Merchant) {
+			m.Spec.BusinessStatus, m.Spec.KYBStatus = paygatev1.BusinessPending, paygatev1.KYBPending
+		})
+		Expect(newcomer.production).To(BeNil(), "a pending business has no production keys")
+		Expect(newcomer.merchant.Status.Production.BusinessID).To(BeEmpty())
+
+		h := signedHeaders(newcomer.sandbox, "GET", "/api/v1/payments", "", time.Now())
+		h.Set("X-Environment", "production")
+		status, _, body := send("GET", "/api/v1/payments", h, "")
+		Expect(status).To(Equal(http.StatusForbidden), body)
+		Expect(body).To(MatchJSON(`{"error":"Merchant Pending Approval","message":"This business is pending approval and can use the sandbox environment only."}`))
+
+		payment := `{"payment_amount":1500,"currency_code":"TZS","ref_trx":"early-1","webhook_url":"https://duka.example/hooks"}`
+		h = signedHeaders(newcomer.sandbox, "POST", "/api/v1/payments", payment, time.Now())
+		h.Set("X-Environment", "production")
+		status, _, body = send("POST", "/api/v1/payments", h, payment)
+		Expect(status).To(Equal(http.StatusForbidden), body)
+		var payments paygatev1.PaymentList
+		Expect(k8s.List(ctx, &payments, client.InNamespace(ns))).To(Succeed())
+		Expect(payments.Items).To(BeEmpty())
+
+		for name, mutate := range map[string]func(http.Header){
+			"a wrong API key": func(h http.Header) { h.Set("X-Api-Key", "test_pk_wrong") },
+			"an unknown key":  func(h http.Header) { h.Set("X-Merchant-Key", "test_mk_nobody") },
+			"a bad signature": func(h http.Header) {
+				h.Set("X-Signature", paygate.Sign("test_sk_other", h.Get("X-Timestamp"), "GET", "/api/v1/payments", nil))
+			},
+			"no signature": func(h http.Header) { h.Del("X-Signature") },
+			"a stale timestamp": func(h http.Header) {
+				ts := strconv.FormatInt(time.Now().Add(-time.Hour).Unix(), 10)
+				h.Set("X-Timestamp", ts)
+				h.Set("X-Signature", paygate.Sign(newcomer.sandbox.Credentials.APISecret, ts, "GET", "/api/v1/payments", nil))
+			},
+		} {
+			h := signedHeaders(newcomer.sandbox, "GET", "/api/v1/payments", "", time.Now())
+			h.Set("X-Environment", "production")
+			mutate(h)
+			status, _, body := send("GET", "/api/v1/payments", h, "")
+			Expect(status).To(Equal(http.StatusUnauthorized), name+": "+body)
+		}
+
+		By("still serving it in sandbox")
+		_, err := newcomer.sandbox.ListPayments(ctx, paygate.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+	})
+
+	It("refuses live collection to an approved business whose KYB is not approved, and lets it read", func() {
+		createGateway("TZS", func(g *paygatev1.Gateway) { g.Spec.Simulation = paygatev1.SimulationSandboxAndProduction })
+		unvetted := createMerchant(ns, "unvetted", func(m *paygatev1.Merchant) { m.Spec.KYBStatus = paygatev1.KYBPending })
+		req := paygate.CreatePaymentRequest{PaymentAmount: "1500", CurrencyCode: "TZS", RefTrx: "kyb-1", WebhookURL: "https://duka.example/hooks",
+			SuccessRedirect: "https://duka.example/ok", CancelRedirect: "https://duka.example/no"}
+		expectKYB := func(err error) {
+			GinkgoHelper()
+			var e *paygate.Error
+			Expect(errors.As(err, &e)).To(BeTrue(), "got %v", err)
+			Expect(e.StatusCode).To(Equal(http.StatusForbidden))
+			Expect(e.Label).To(Equal("Merchant Pending Approval"))
+			Expect(e.Message).To(ContainSubstring("Live collection needs KYB approval"))
+		}
+		_, err := unvetted.production.CreatePayment(ctx, req, "kyb-key")
+		expectKYB(err)
+		_, err = unvetted.production.InitiatePayment(ctx, req, "")
+		expectKYB(err)
+		_, err = unvetted.production.PushPayment(ctx, "trx-7kq2m4xv5z3hbd5ntw6ycfa2", "+255712345678")
+		expectKYB(err)
+		_, err = unvetted.production.ListPayments(ctx, paygate.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = unvetted.production.VerifyPayment(ctx, "trx-7kq2m4xv5z3hbd5ntw6ycfa2")
+		Expect(err.(*paygate.Error).StatusCode).To(Equal(http.StatusNotFound))
+		_, err = unvetted.production.SiteInfo(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		_, err = unvetted.sandbox.CreatePayment(ctx, req, "")
+		Expect(err).NotTo(HaveOccurred(), "sandbox needs no KYB")
+
+		By("collecting once KYB is approved, with the same Idempotency-Key")
+		Eventually(func(g Gomega) {
+			var m paygatev1.Merchant
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(unvetted.merchant), &m)).To(Succeed())
+			m.Spec.KYBStatus = paygatev1.KYBApproved
+			g.Expect(k8s.Update(ctx, &m)).To(Succeed())
+		}).Should(Succeed())
+		Eventually(func() error { _, err := unvetted.production.CreatePayment(ctx, req, "kyb-key"); return err }).Should(Succeed())
+	})
+
+	It("refuses a production payment when no gateway of its currency serves production", func() {
+		createGateway("RWF") // backed by the simulator, sandbox only
+		rwanda := createMerchant(ns, "rwanda", func(m *paygatev1.Merchant) {
+			m.Spec.Currencies, m.Spec.Wallets = []paygatev1.CurrencyCode{"RWF"}, []paygatev1.Wallet{{Currency: "RWF"}}
+		})
+		req := paygate.CreatePaymentRequest{PaymentAmount: "1500", CurrencyCode: "RWF", RefTrx: "rw-1", WebhookURL: "https://duka.example/hooks",
+			PaymentMode: "push", CustomerPhone: "+250781234567"}
+		_, err := rwanda.production.CreatePayment(ctx, req, "")
+		var e *paygate.Error
+		Expect(errors.As(err, &e)).To(BeTrue(), "got %v", err)
+		Expect(e.StatusCode).To(Equal(http.StatusUnprocessableEntity))
+		Expect(e.Label).To(Equal("PAYMENT_METHOD_UNAVAILABLE"))
+		var payments paygatev1.PaymentList
+		Expect(k8s.List(ctx, &payments, client.InNamespace(ns))).To(Succeed())
+		Expect(payments.Items).To(BeEmpty())
+		_, err = rwanda.sandbox.CreatePayment(ctx, req, "")
+		Expect(err).NotTo(HaveOccurred(), "the gateway serves sandbox")
 	})
 
 	It("stops accepting a rotated API key as soon as the Secret changes", func() {

@@ -55,7 +55,11 @@ var _ = Describe("Payments API", func() {
 
 	BeforeEach(func() {
 		ns = newNamespace()
-		tz = createGateway("TZS", func(g *paygatev1.Gateway) { g.Spec.DisplayName = "M-Pesa Tanzania" })
+		// The only gateway of the two that serves production: it simulates it (no upstream here).
+		tz = createGateway("TZS", func(g *paygatev1.Gateway) {
+			g.Spec.DisplayName = "M-Pesa Tanzania"
+			g.Spec.Simulation = paygatev1.SimulationSandboxAndProduction
+		})
 		tz2 = createGateway("TZS", func(g *paygatev1.Gateway) {
 			g.Spec.DisplayName = "Tigo Pesa"
 			g.Spec.MinAmount = ptr.To(paygatev1.Decimal("1000"))
@@ -109,11 +113,14 @@ var _ = Describe("Payments API", func() {
 		Expect(v.Description).To(Equal("Two bags of coffee"))
 		Expect(v.CreatedAt).To(MatchRegexp(microsecondUTC.String()))
 		Expect(v.UpdatedAt).To(MatchRegexp(microsecondUTC.String()))
+		Expect(v.Remark).To(Equal("SANDBOX_TRANSACTION"))
+		Expect(got.Remark).To(Equal("SANDBOX_TRANSACTION"))
 
 		list, err := duka.sandbox.ListPayments(ctx, paygate.ListOptions{MerchantRef: ref})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(list.Data).To(HaveLen(1))
 		Expect(list.Data[0].TrxID).To(Equal(created.TrxID))
+		Expect(list.Data[0].Remark).To(Equal("SANDBOX_TRANSACTION"))
 	})
 
 	It("answers the legacy initiate-payment with payment_url, info and data", func() {
@@ -239,7 +246,13 @@ var _ = Describe("Payments API", func() {
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(p.Status).To(Equal("failed"))
 			g.Expect(p.Reason).To(Equal("INSUFFICIENT_FUNDS"))
+			g.Expect(p.Fee.String()).To(Equal("0.00"))
+			g.Expect(p.NetAmount.String()).To(Equal("0.00"))
 		}).Should(Succeed())
+		fv, err := duka.sandbox.VerifyPayment(ctx, failed.TrxID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(fv.Fee.String()).To(Equal("0.00"))
+		Expect(fv.NetAmount.String()).To(Equal("0.00"), "nothing is credited for a failed payment, as its webhook says")
 
 		By("reporting the settled net amount as the sandbox balance, and nothing in production")
 		Eventually(func(g Gomega) {
@@ -430,8 +443,6 @@ var _ = Describe("Payments API", func() {
 		Entry("an array body", `[1,2]`, "body"),
 		Entry("two objects", `{"a":1}{"b":2}`, "body"),
 		Entry("a missing amount", `{"currency_code":"TZS","ref_trx":"r1"}`, "payment_amount"),
-		Entry("an amount below 1.00", `{"payment_amount":0.99,"currency_code":"TZS","ref_trx":"r1"}`, "payment_amount"),
-		Entry("a negative amount", `{"payment_amount":-5,"currency_code":"TZS","ref_trx":"r1"}`, "payment_amount"),
 		Entry("an amount as a boolean", `{"payment_amount":true,"currency_code":"TZS","ref_trx":"r1"}`, "payment_amount"),
 		Entry("too many decimals for TZS", `{"payment_amount":10.005,"currency_code":"TZS","ref_trx":"r1"}`, "payment_amount"),
 		Entry("a lowercase currency", `{"payment_amount":1500,"currency_code":"tzs","ref_trx":"r1"}`, "currency_code"),
@@ -446,6 +457,26 @@ var _ = Describe("Payments API", func() {
 		Entry("a malformed email", `{"payment_amount":1500,"currency_code":"TZS","ref_trx":"r1","customer_email":"asha@"}`, "customer_email"),
 		Entry("allow_payment_methods as a number", `{"payment_amount":1500,"currency_code":"TZS","ref_trx":"r1","allow_payment_methods":5}`, "allow_payment_methods"),
 		Entry("an oversized body", `{"payment_amount":1500,"currency_code":"TZS","ref_trx":"r1","description":"`+fmt.Sprintf("%070000d", 1)+`"}`, "body"),
+	)
+
+	DescribeTable("refuses an amount out of range with 422 INVALID_AMOUNT on both create routes, creating nothing",
+		func(amount string) {
+			for _, route := range []string{"/api/v1/payments", "/api/v1/initiate-payment"} {
+				status, out := raw(duka.sandbox, http.MethodPost, route, `{"payment_amount":`+amount+`,"currency_code":"TZS","ref_trx":"`+nextRef()+`"}`, nil)
+				Expect(status).To(Equal(http.StatusUnprocessableEntity), route+" "+fmt.Sprint(out))
+				Expect(out["error"]).To(Equal("INVALID_AMOUNT"), route)
+				Expect(out["errors"]).To(HaveKey("payment_amount"), route)
+			}
+			var payments paygatev1.PaymentList
+			Expect(k8s.List(ctx, &payments, client.InNamespace(ns))).To(Succeed())
+			Expect(payments.Items).To(BeEmpty())
+		},
+		Entry("below 1.00", "0.99"),
+		Entry("half a shilling", "0.5"),
+		Entry("zero", "0"),
+		Entry("a negative amount", "-1"),
+		Entry("more than a payment can hold", "1000000000000000000"),
+		Entry("far more", "1e25"),
 	)
 
 	It("accepts null optional fields, unknown fields and equal amounts written three ways", func() {

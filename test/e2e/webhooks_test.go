@@ -93,7 +93,8 @@ var _ = Describe("Webhooks", func() {
 	)
 	BeforeEach(func() {
 		ns = newNamespace()
-		createGateway("TZS")
+		// Production payments here are simulated: there is no upstream provider.
+		createGateway("TZS", func(g *paygatev1.Gateway) { g.Spec.Simulation = paygatev1.SimulationSandboxAndProduction })
 		duka = createMerchant(ns, "duka")
 	})
 
@@ -134,7 +135,7 @@ var _ = Describe("Webhooks", func() {
 				"amount": {"value": 10000.00, "currency": "TZS"},
 				"settlement": {"gross": {"value": 10000.00, "currency": "TZS"}, "fees": {"value": 250.00, "currency": "TZS"}, "net": {"value": 9750.00, "currency": "TZS"}},
 				"customer": {"name": "Asha", "email": "asha@example.com", "phone": "+255712345678"},
-				"environment": "sandbox"
+				"environment": "sandbox", "remark": "SANDBOX_TRANSACTION"
 			}}`))
 		Expect(string(got.body)).To(ContainSubstring(`"value":10000.00`), "values at the currency's scale")
 
@@ -168,6 +169,14 @@ var _ = Describe("Webhooks", func() {
 		Expect(data["status"]).To(Equal("failed"))
 		Expect(data["reason"]).To(Equal("INSUFFICIENT_FUNDS"))
 		Expect(data["settlement"].(map[string]any)["net"]).To(Equal(map[string]any{"value": 0.0, "currency": "TZS"}))
+		Expect(data["remark"]).To(Equal("SANDBOX_TRANSACTION"))
+
+		By("reporting the same net amount through verify-payment")
+		v, err := duka.sandbox.VerifyPayment(ctx, trx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(v.Status).To(Equal("failed"))
+		Expect(v.NetAmount.String()).To(Equal("0.00"))
+		Expect(v.Fee.String()).To(Equal("0.00"))
 	})
 
 	It("retries 500s, timeouts, refused connections and redirects on the schedule with one event id", func() {
@@ -282,6 +291,13 @@ var _ = Describe("Webhooks", func() {
 			g.Expect(ds[0].Status.Attempts[0].Error).To(ContainSubstring("loopback"))
 		}).Should(Succeed())
 		Expect(rcv.requests()).To(BeEmpty())
+
+		By("marking the simulated production payment where the merchant sees it")
+		Expect(deliveries(ns)[0].Spec.Payload).To(ContainSubstring(`"remark":"SIMULATED_PRODUCTION"`))
+		v, err := duka.production.VerifyPayment(ctx, created.TrxID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(v.Status).To(Equal("success"))
+		Expect(v.Remark).To(Equal("SIMULATED_PRODUCTION"))
 	})
 })
 
