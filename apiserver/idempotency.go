@@ -12,12 +12,13 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 )
 
-// idempotencyRetention is how long an Idempotency-Key is kept (spec section 5).
+// idempotencyRetention is how long an Idempotency-Key is kept (docs/api.md, Idempotency-Key).
 const idempotencyRetention = 24 * time.Hour
 
 // response is a computed HTTP response, kept whole so it can be stored and replayed.
@@ -54,7 +55,7 @@ func (r response) write(w http.ResponseWriter) {
 	writeBody(w, r.status, r.body)
 }
 
-// idempotent runs do once per Idempotency-Key (spec section 5, architecture rule 2). The key is
+// idempotent runs do once per Idempotency-Key (docs/api.md, Idempotency-Key). The key is
 // claimed by creating an IdempotencyKey object whose name derives from the merchant, the
 // environment and the key; the API server lets one request create it. A retry with the same body
 // replays the stored response; with another body it is refused. A retry that arrives while the
@@ -99,7 +100,7 @@ func idempotencyName(c *caller, key string) string {
 // claimIdempotencyKey creates the key's record, or finds the existing one: it returns the stored
 // response to replay, or an error when the key was used for another request.
 func (s *Server) claimIdempotencyKey(ctx context.Context, c *caller, key, hash string) (*paygatev1.IdempotencyKey, *paygatev1.StoredResponse, *APIError) {
-	now := s.opts.Clock()
+	now := s.opts.Clock.Now()
 	for attempt := 0; attempt < 3; attempt++ {
 		rec := &paygatev1.IdempotencyKey{
 			ObjectMeta: metav1.ObjectMeta{Name: idempotencyName(c, key), Namespace: c.merchant.Namespace,
@@ -142,20 +143,29 @@ func (s *Server) claimIdempotencyKey(ctx context.Context, c *caller, key, hash s
 // storeIdempotentResponse keeps the first response for replay. A concurrent request that stored
 // first wins; both responses name the same payment.
 func (s *Server) storeIdempotentResponse(ctx context.Context, rec *paygatev1.IdempotencyKey, resp response) {
-	for attempt := 0; attempt < 3; attempt++ {
+	stored := &paygatev1.StoredResponse{StatusCode: int32(resp.status), Body: string(resp.body)}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if rec.Spec.Response != nil {
-			return
+			return nil
 		}
-		rec.Spec.Response = &paygatev1.StoredResponse{StatusCode: int32(resp.status), Body: string(resp.body)}
-		err := s.opts.Writer.Update(ctx, rec)
-		if err == nil || !apierrors.IsConflict(err) {
-			if err != nil {
-				s.opts.Log.Error(err, "Storing an idempotent response", "idempotencyKey", rec.Name)
+		next := rec.DeepCopy()
+		next.Spec.Response = stored
+		err := s.opts.Writer.Update(ctx, next)
+		switch {
+		case err == nil:
+			*rec = *next
+		case apierrors.IsConflict(err):
+			// Read what is stored now, into a fresh object: decoding into rec would keep the
+			// response this try set even when the stored object has none.
+			fresh := &paygatev1.IdempotencyKey{}
+			if err := s.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(rec), fresh); err != nil {
+				return err
 			}
-			return
+			*rec = *fresh
 		}
-		if err := s.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(rec), rec); err != nil {
-			return
-		}
+		return err
+	})
+	if err != nil {
+		s.opts.Log.Error(err, "Storing an idempotent response", "idempotencyKey", rec.Name)
 	}
 }

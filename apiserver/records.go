@@ -12,13 +12,16 @@ import (
 	"strconv"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/phone"
 	"github.com/paygate/paygate/pkg/paygate"
 )
 
-// formatTime is the spec's timestamp form: ISO 8601 UTC with microseconds and Z.
+// formatTime is the API's timestamp form: ISO 8601 UTC with microseconds and Z (docs/api.md,
+// Reading payments).
 func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
 
 // amountJSON renders a decimal string as a JSON number with the currency's scale.
@@ -116,8 +119,8 @@ func (s *Server) paymentRecord(p *paygatev1.Payment) paygate.Payment {
 	return rec
 }
 
-// verificationRecord is the spec's 2.3 record. Before settlement fee is 0 and net_amount equals
-// the amount (nothing has been charged yet).
+// verificationRecord is the verify-payment record (docs/api.md, Reading payments). Before
+// settlement fee is 0 and net_amount equals the amount (nothing has been charged yet).
 func verificationRecord(p *paygatev1.Payment) paygate.Verification {
 	amount := amountJSON(p.Spec.Amount, p.Spec.Currency)
 	fee, net := json.Number("0"), amount
@@ -143,19 +146,25 @@ func createdAt(p *paygatev1.Payment) time.Time {
 	return p.CreationTimestamp.Time
 }
 
-// updatedAt is the latest thing that happened to a payment.
+// updatedAt is the latest thing that happened to a payment that its record shows: a push
+// request, an attempt starting or finishing, settlement. Each is stored to the microsecond, so a
+// payment that settles within the second it was created still reports a later updated_at.
+// Conditions are left out: their times have whole seconds, and they describe the controller's
+// work, not the payment.
 func updatedAt(p *paygatev1.Payment) time.Time {
 	t := createdAt(p)
-	if p.Spec.PushRequest != nil && p.Spec.PushRequest.RequestedAt.After(t) {
-		t = p.Spec.PushRequest.RequestedAt.Time
-	}
-	if p.Status.SettledAt != nil && p.Status.SettledAt.After(t) {
-		t = p.Status.SettledAt.Time
-	}
-	for _, c := range p.Status.Conditions {
-		if c.LastTransitionTime.After(t) {
-			t = c.LastTransitionTime.Time
+	later := func(mt *metav1.MicroTime) {
+		if mt != nil && mt.After(t) {
+			t = mt.Time
 		}
 	}
+	if p.Spec.PushRequest != nil {
+		later(&p.Spec.PushRequest.RequestedAt)
+	}
+	for i := range p.Status.Attempts {
+		later(&p.Status.Attempts[i].StartedAt)
+		later(p.Status.Attempts[i].FinishedAt)
+	}
+	later(p.Status.SettledAt)
 	return t
 }

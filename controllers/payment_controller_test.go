@@ -37,7 +37,7 @@ func newPayment(ns, merchant, name, amount string, gw *paygatev1.Gateway, phone 
 	}
 	if phone != "" {
 		p.Spec.Customer.Phone = paygatev1.MobileNumber(phone)
-		p.Spec.PushRequest = &paygatev1.PushRequest{Sequence: 1, Phone: paygatev1.MobileNumber(phone), RequestedAt: metav1.NewTime(clock.Now())}
+		p.Spec.PushRequest = &paygatev1.PushRequest{Sequence: 1, Phone: paygatev1.MobileNumber(phone), RequestedAt: metav1.NewMicroTime(clock.Now())}
 	}
 	return p
 }
@@ -106,7 +106,7 @@ var _ = Describe("Payment controller", Ordered, func() {
 
 		By("never changing a terminal payment")
 		cur := getPayment(Default, p)
-		cur.Spec.PushRequest = &paygatev1.PushRequest{Sequence: 2, Phone: "+255712345678", RequestedAt: metav1.NewTime(clock.Now())}
+		cur.Spec.PushRequest = &paygatev1.PushRequest{Sequence: 2, Phone: "+255712345678", RequestedAt: metav1.NewMicroTime(clock.Now())}
 		Expect(k8s.Update(ctx, cur)).To(Succeed())
 		Consistently(func(g Gomega) {
 			g.Expect(getPayment(g, p).Status.Attempts).To(HaveLen(1))
@@ -141,7 +141,7 @@ var _ = Describe("Payment controller", Ordered, func() {
 			g.Expect(getPayment(g, idle).Status.Phase).To(Equal(paygatev1.PaymentPending))
 		}).Should(Succeed())
 
-		clock.Advance(31 * time.Minute)
+		clock.Step(31 * time.Minute)
 		touch(idle)
 		for _, p := range []*paygatev1.Payment{idle, unanswered} {
 			done := waitPhase(p, paygatev1.PaymentFailed)
@@ -169,7 +169,7 @@ var _ = Describe("Payment controller", Ordered, func() {
 		Consistently(func(g Gomega) {
 			g.Expect(getPayment(g, slow).Status.Phase).To(Equal(paygatev1.PaymentPending))
 		}, "1s").Should(Succeed())
-		clock.Advance(21 * time.Second)
+		clock.Step(21 * time.Second)
 		waitPhase(slow, paygatev1.PaymentSuccess)
 	})
 
@@ -188,7 +188,7 @@ var _ = Describe("Payment controller", Ordered, func() {
 			Expect(k8s.Create(ctx, p)).To(Succeed())
 			p.Status = paygatev1.PaymentStatus{Phase: paygatev1.PaymentPending, Attempts: []paygatev1.PushAttempt{{
 				Sequence: 1, Reference: ns + "." + p.Name + ".1", Gateway: gw.Code(),
-				Phase: paygatev1.AttemptInitiating, Fees: gw.Spec.Fees, StartedAt: metav1.NewTime(clock.Now()),
+				Phase: paygatev1.AttemptInitiating, Fees: gw.Spec.Fees, StartedAt: metav1.NewMicroTime(clock.Now()),
 			}}}
 			Expect(k8s.Status().Update(ctx, p)).To(Succeed())
 		}
