@@ -22,7 +22,7 @@ import (
 	"github.com/paygate/paygate/internal/money"
 )
 
-// Gateway condition reasons (docs/configuration.md, Gateways). A pass that failed otherwise sets
+// Gateway condition reasons (docs/configuration.md, Gateway). A pass that failed otherwise sets
 // Ready's reason from failureReason.
 const (
 	ReasonGatewayReady  = "GatewayReady"

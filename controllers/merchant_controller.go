@@ -26,7 +26,7 @@ import (
 	"github.com/paygate/paygate/internal/index"
 )
 
-// Merchant condition reasons (docs/configuration.md, Merchants). A failed step sets its
+// Merchant condition reasons (docs/configuration.md, Merchant). A failed step sets its
 // condition's reason to SecretNotOwned when someone else's Secret is in the way, else to the
 // step's own failure reason; Ready's reason then comes from failureReason.
 const (

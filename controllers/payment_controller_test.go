@@ -90,8 +90,12 @@ var _ = Describe("Payment controller", Ordered, func() {
 		Expect(done.Status.Remark).To(Equal(provider.SandboxRemark))
 		Expect(done.Status.Gateway).To(Equal(gw.Code()))
 		Expect(done.Status.SettledAt).NotTo(BeNil())
+		// Stored to the microsecond (the API's updated_at reports it): the suite's clock stands
+		// still, so settlement is exactly its time, sub-second part included.
+		Expect(done.Status.SettledAt.Time).To(BeTemporally("==", clock.Now().Truncate(time.Microsecond)))
 		Expect(done.Status.Attempts).To(HaveLen(1))
 		a := done.Status.Attempts[0]
+		Expect(a.StartedAt.Time).To(BeTemporally("==", clock.Now().Truncate(time.Microsecond)))
 		Expect(a.Phase).To(Equal(paygatev1.AttemptSucceeded))
 		Expect(a.Reference).To(Equal(ns + ".trx-success.1"))
 		Expect(sandbox.Pushes(a.Reference)).To(Equal(1))
@@ -241,6 +245,11 @@ var _ = Describe("Payment controller", Ordered, func() {
 			g.Expect(b.Status.Currencies).To(HaveLen(1))
 			g.Expect(b.Status.Currencies[0].SettledPayments).To(BeEquivalentTo(n))
 			g.Expect(string(b.Status.Currencies[0].Available)).To(Equal(want.StringFixed(2)))
+			ready := meta.FindStatusCondition(b.Status.Conditions, paygatev1.ConditionReady)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(ready.Reason).To(Equal(controllers.ReasonBalanceComputed))
+			g.Expect(b.Status.ObservedGeneration).To(Equal(b.Generation))
 		}, "3m").Should(Succeed())
 
 		var b paygatev1.Balance
