@@ -87,7 +87,10 @@ func TestPaymentReadyReasons(t *testing.T) {
 	tries := 0
 	// Each failure's text differs on every try, as real ones do (addresses, times, ids).
 	changing := func(what string) func() error {
-		return func() error { tries++; return fmt.Errorf("%s (try %d at %s)", what, tries, time.Now().Format(time.RFC3339Nano)) }
+		return func() error {
+			tries++
+			return fmt.Errorf("%s (try %d at %s)", what, tries, time.Now().Format(time.RFC3339Nano))
+		}
 	}
 	gatewayGetFails := interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 		if _, ok := obj.(*paygatev1.Gateway); ok {
