@@ -18,7 +18,7 @@ import (
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/credentials"
 	"github.com/paygate/paygate/internal/index"
-	"github.com/paygate/paygate/internal/signature"
+	"github.com/paygate/paygate/pkg/paygate/signing"
 )
 
 // caller is the authenticated merchant and environment of a request.
@@ -107,22 +107,22 @@ func (s *Server) authenticate(r *http.Request, body []byte) (*caller, *APIError)
 }
 
 func (s *Server) verifySignature(r *http.Request, body, secret []byte) *APIError {
-	ts, sig := r.Header.Get("X-Timestamp"), r.Header.Get("X-Signature")
+	ts, sig := r.Header.Get(signing.TimestampHeader), r.Header.Get(signing.SignatureHeader)
 	if ts == "" || sig == "" {
 		return &APIError{Status: http.StatusUnauthorized, Label: LabelInvalidSignature,
 			Message: "X-Timestamp and X-Signature are required."}
 	}
-	err := signature.VerifyRequest(secret, sig, ts, r.Method, requestTarget(r), body, s.opts.Clock.Now(), s.opts.SignatureTolerance)
+	err := signing.VerifyRequest(secret, sig, ts, r.Method, requestTarget(r), body, s.opts.Clock.Now(), s.opts.SignatureTolerance)
 	if err == nil {
 		return nil
 	}
 	msg := "X-Signature does not match the request."
 	switch {
-	case errors.Is(err, signature.ErrTimestampMalformed):
+	case errors.Is(err, signing.ErrTimestampMalformed):
 		msg = "X-Timestamp must be Unix time in seconds."
-	case errors.Is(err, signature.ErrTimestampOutsideTolerance):
+	case errors.Is(err, signing.ErrTimestampOutsideTolerance):
 		msg = "X-Timestamp is outside the allowed window of " + strconv.Itoa(int(s.opts.SignatureTolerance.Seconds())) + " seconds."
-	case errors.Is(err, signature.ErrSignatureMalformed):
+	case errors.Is(err, signing.ErrSignatureMalformed):
 		msg = "X-Signature must be sha256=<hex HMAC-SHA256>."
 	}
 	return &APIError{Status: http.StatusUnauthorized, Label: LabelInvalidSignature, Message: msg}

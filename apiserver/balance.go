@@ -45,7 +45,10 @@ func (s *Server) getBalance(w http.ResponseWriter, r *http.Request) {
 		cb := byCurrency[code]
 		available := money.Amount{}.JSONNumber(cur.Scale)
 		if cb.Available != "" {
-			available = amountJSON(cb.Available, code)
+			if available, err = money.JSONAmount(string(cb.Available), string(code)); err != nil {
+				s.serverError("Rendering a balance", err).write(w)
+				return
+			}
 		}
 		out = append(out, balanceJSON{
 			Currency: string(code), Available: available, SettledPayments: cb.SettledPayments,

@@ -6,7 +6,6 @@ package apiserver
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"embed"
 	"html/template"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/eligibility"
 	"github.com/paygate/paygate/internal/index"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/phone"
@@ -48,7 +48,7 @@ type checkoutView struct {
 	T                                 checkoutText
 	Langs                             []checkoutLang
 	Sandbox                           bool
-	MerchantName, Amount, Currency    string
+	MerchantName, Amount              string
 	Description                       string
 	Gateways                          []checkoutGateway
 	Phone, MaskedPhone, Error, Notice string
@@ -91,7 +91,7 @@ func (s *Server) checkoutPayment(ctx context.Context, trxID, expires, sig string
 	if !trxIDPattern.MatchString(trxID) || len(sig) != 64 || len(expires) > 12 {
 		return nil, nil
 	}
-	if !hmac.Equal([]byte(strings.ToLower(sig)), []byte(s.checkoutSignature(trxID, expires))) {
+	if !s.checkoutSignatureValid(trxID, expires, sig) {
 		return nil, nil
 	}
 	var list paygatev1.PaymentList
@@ -155,13 +155,8 @@ func (s *Server) checkoutView(ctx context.Context, r *http.Request, p *paygatev1
 	v.Expires, v.Signature = expires, sig
 	v.PayURL = base + "/pay"
 	v.Sandbox = p.Spec.Environment == paygatev1.EnvironmentSandbox
-	v.Currency, v.Description = string(p.Spec.Currency), p.Spec.Description
-	v.Amount = string(p.Spec.Amount)
-	if cur, ok := money.LookupCurrency(string(p.Spec.Currency)); ok {
-		if a, err := money.ParseAmount(string(p.Spec.Amount)); err == nil {
-			v.Amount = a.StringFixed(cur.Scale)
-		}
-	}
+	v.Description = p.Spec.Description
+	v.Amount = checkoutAmount(p)
 	m := &paygatev1.Merchant{}
 	if err := s.opts.Cache.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: p.Spec.MerchantRef.Name}, m); err == nil {
 		v.MerchantName = m.Spec.DisplayName
@@ -172,8 +167,7 @@ func (s *Server) checkoutView(ctx context.Context, r *http.Request, p *paygatev1
 	case p.Phase() == paygatev1.PaymentSuccess:
 		v.State, v.ContinueURL = "success", withResult(p.Spec.SuccessRedirect, p.Name, "success")
 		v.RefreshURL, v.RefreshSeconds = v.ContinueURL, 3
-	case p.Phase() == paygatev1.PaymentFailed && p.Status.Reason == "EXPIRED_SESSION",
-		p.Phase() == paygatev1.PaymentPending && !p.LatestAttempt().InFlight() && !p.Spec.ExpiresAt.After(now):
+	case p.Expired(now): // as the payment controller decides it
 		v.State, v.ContinueURL = "expired", withResult(p.Spec.CancelRedirect, p.Name, "expired")
 		return v, http.StatusGone
 	case p.Phase() == paygatev1.PaymentFailed:
@@ -198,13 +192,27 @@ func (s *Server) checkoutView(ctx context.Context, r *http.Request, p *paygatev1
 	return v, http.StatusOK
 }
 
-// checkoutGateways are the payment's eligible gateways still in service, in the order the payment
-// recorded them.
+// checkoutAmount is the payment's amount as people in the currency's country read it
+// ("TZS 1,500,000", "KES 1,500.50"; money.FormatAmount). An amount that does not parse is shown
+// as stored, never as another amount.
+func checkoutAmount(p *paygatev1.Payment) string {
+	cur, ok := money.LookupCurrency(string(p.Spec.Currency))
+	a, err := money.ParseAmount(string(p.Spec.Amount))
+	if !ok || err != nil {
+		return string(p.Spec.Currency) + " " + string(p.Spec.Amount)
+	}
+	return money.FormatAmount(a, cur)
+}
+
+// checkoutGateways are the payment's eligible gateways that still serve it (eligibility.Serves,
+// as the payment controller decides before it pushes), in the order the payment recorded them:
+// the checkout order of eligibility.Order (the merchant's selection, else by display name and
+// code), which the merchant's status shows too.
 func (s *Server) checkoutGateways(ctx context.Context, p *paygatev1.Payment) []checkoutGateway {
 	var out []checkoutGateway
 	for _, code := range p.Spec.Gateways {
 		gw := &paygatev1.Gateway{}
-		if err := s.opts.Cache.Get(ctx, client.ObjectKey{Name: string(code)}, gw); err != nil || !gw.IsActive() || gw.Spec.Currency != p.Spec.Currency {
+		if err := s.opts.Cache.Get(ctx, client.ObjectKey{Name: string(code)}, gw); err != nil || !eligibility.Serves(gw, eligibility.RequestOf(p)) {
 			continue
 		}
 		out = append(out, checkoutGateway{Code: gw.Name, Name: gw.Spec.DisplayName})

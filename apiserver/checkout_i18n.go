@@ -3,7 +3,11 @@
 
 package apiserver
 
-import "strings"
+import (
+	"strings"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+)
 
 // checkoutText holds the strings of the hosted checkout page in one language.
 type checkoutText struct {
@@ -11,7 +15,7 @@ type checkoutText struct {
 	Approve, WaitingHint, AlreadyWaiting, Success, BackToMerchant                              string
 	InvalidTitle, InvalidBody, ExpiredTitle, ExpiredBody                                       string
 	ErrPhone, ErrGateway, ErrNoGateway                                                         string
-	Failures                                                                                   map[string]string
+	Failures                                                                                   map[paygatev1.FailureCode]string
 	FailedGeneric                                                                              string
 }
 
@@ -27,11 +31,11 @@ var checkoutLanguages = map[string]checkoutText{
 		ExpiredTitle: "This payment link has expired", ExpiredBody: "The time to pay has passed. Ask the shop to start the payment again.",
 		ErrPhone:   "Enter a valid mobile number, for example 0712 345 678.",
 		ErrGateway: "Choose a payment method.", ErrNoGateway: "No payment method is available for this payment.",
-		Failures: map[string]string{
-			"INSUFFICIENT_FUNDS": "The payment failed: not enough money in the account.",
-			"PAYMENT_DECLINED":   "The payment was declined.",
-			"CUSTOMER_CANCELLED": "The payment was cancelled on the phone.",
-			"EXPIRED_SESSION":    "The time to pay has passed.",
+		Failures: map[paygatev1.FailureCode]string{
+			paygatev1.FailureInsufficientFunds: "The payment failed: not enough money in the account.",
+			paygatev1.FailurePaymentDeclined:   "The payment was declined.",
+			paygatev1.FailureCustomerCancelled: "The payment was cancelled on the phone.",
+			paygatev1.FailureExpiredSession:    "The time to pay has passed.",
 		},
 		FailedGeneric: "The payment did not go through.",
 	},
@@ -45,11 +49,11 @@ var checkoutLanguages = map[string]checkoutText{
 		ExpiredTitle: "Muda wa kiungo hiki cha malipo umekwisha", ExpiredBody: "Muda wa kulipa umepita. Omba duka lianze malipo upya.",
 		ErrPhone:   "Weka namba sahihi ya simu, mfano 0712 345 678.",
 		ErrGateway: "Chagua njia ya kulipa.", ErrNoGateway: "Hakuna njia ya kulipa inayopatikana kwa malipo haya.",
-		Failures: map[string]string{
-			"INSUFFICIENT_FUNDS": "Malipo hayakufanikiwa: salio halitoshi.",
-			"PAYMENT_DECLINED":   "Malipo yamekataliwa.",
-			"CUSTOMER_CANCELLED": "Malipo yameghairiwa kwenye simu.",
-			"EXPIRED_SESSION":    "Muda wa kulipa umepita.",
+		Failures: map[paygatev1.FailureCode]string{
+			paygatev1.FailureInsufficientFunds: "Malipo hayakufanikiwa: salio halitoshi.",
+			paygatev1.FailurePaymentDeclined:   "Malipo yamekataliwa.",
+			paygatev1.FailureCustomerCancelled: "Malipo yameghairiwa kwenye simu.",
+			paygatev1.FailureExpiredSession:    "Muda wa kulipa umepita.",
 		},
 		FailedGeneric: "Malipo hayakufanikiwa.",
 	},
@@ -72,7 +76,7 @@ func checkoutLanguage(query, acceptLanguage string) string {
 }
 
 func (t checkoutText) failure(code string) string {
-	if m, ok := t.Failures[code]; ok {
+	if m, ok := t.Failures[paygatev1.FailureCode(code)]; ok {
 		return m
 	}
 	return t.FailedGeneric

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/names"
 )
 
 // idempotencyRetention is how long an Idempotency-Key is kept (docs/api.md, Idempotency-Key).
@@ -92,9 +93,10 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, do func(ctx 
 	resp.write(w)
 }
 
+// idempotencyName is the IdempotencyKey object of a key: "idem-" and 24 characters of lower-case
+// base32 derived from the merchant, the environment and the key (names.Derive).
 func idempotencyName(c *caller, key string) string {
-	sum := sha256.Sum256([]byte("paygate.dev/idempotency\x00" + string(c.merchant.UID) + "\x00" + string(c.env) + "\x00" + key))
-	return "idem-" + hex.EncodeToString(sum[:20])
+	return "idem-" + names.Derive(names.PurposeIdempotency, string(c.merchant.UID), string(c.env), key)
 }
 
 // claimIdempotencyKey creates the key's record, or finds the existing one: it returns the stored

@@ -14,7 +14,7 @@ import (
 	"github.com/paygate/paygate/internal/phone"
 )
 
-// paymentRequest is a validated payment create request (spec 2.1 and 2.2).
+// paymentRequest is a validated payment create request (docs/api.md, Creating payments).
 type paymentRequest struct {
 	Amount              money.Amount
 	Currency            money.Currency
@@ -34,9 +34,6 @@ var (
 	currencyPattern = regexp.MustCompile(`^[A-Z]{3}$`)
 	minimumAmount   = money.MustParseAmount("1.00")
 )
-
-// phoneRegions gives local-format phone numbers a region from the payment's currency.
-var phoneRegions = map[string]string{"TZS": "TZ", "KES": "KE", "UGX": "UG", "RWF": "RW", "MWK": "MW", "ZMW": "ZM", "GHS": "GH", "NGN": "NG"}
 
 // parsePaymentRequest validates a create body. legacy applies the stricter rules of
 // initiate-payment (redirects and ipn_url required). A currency that is well-formed but not
@@ -89,7 +86,7 @@ func (s *Server) parsePaymentRequest(f fields, c *caller, legacy bool) (*payment
 	}
 
 	if p, ok := f.str(v, "customer_phone"); ok && p != "" {
-		e164, err := phone.NormalizeMobile(p, phoneRegions[code])
+		e164, err := phone.NormalizeForCurrency(p, code)
 		if err != nil {
 			v.add("customer_phone", "The customer_phone must be a valid mobile number (MSISDN), for example +255712345678.")
 		}

@@ -5,8 +5,6 @@ package apiserver
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"net/http"
@@ -24,6 +22,7 @@ import (
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/eligibility"
 	"github.com/paygate/paygate/internal/index"
+	"github.com/paygate/paygate/internal/names"
 	"github.com/paygate/paygate/internal/phone"
 	"github.com/paygate/paygate/pkg/paygate"
 )
@@ -32,17 +31,15 @@ import (
 // created it, so a concurrent retry with the same key recognises the payment as its own.
 const annotationIdempotencyKey = "paygate.dev/idempotency-key"
 
-var (
-	trxEncoding  = base32.StdEncoding.WithPadding(base32.NoPadding)
-	trxIDPattern = regexp.MustCompile(`^trx-[a-z2-7]{24}$`)
-)
+// trxIDPattern is the form of every trx_id (the OpenAPI document states it).
+var trxIDPattern = regexp.MustCompile(`^trx-[a-z2-7]{24}$`)
 
 // TrxID derives a payment's trx_id (its object name) from the merchant, the environment and the
-// merchant's reference. Two requests with one ref_trx derive one name, and the API server lets
-// only one of them create it: DUPLICATE_REFERENCE holds across any number of apiserver replicas.
+// merchant's reference: "trx-" and 24 characters of lower-case base32 (names.Derive). Two
+// requests with one ref_trx derive one name, and the API server lets only one of them create it:
+// DUPLICATE_REFERENCE holds across any number of apiserver replicas.
 func TrxID(merchantUID string, env paygatev1.Environment, refTrx string) string {
-	sum := sha256.Sum256([]byte("paygate.dev/trx\x00" + merchantUID + "\x00" + string(env) + "\x00" + refTrx))
-	return "trx-" + strings.ToLower(trxEncoding.EncodeToString(sum[:15]))
+	return "trx-" + names.Derive(names.PurposeTrx, merchantUID, string(env), refTrx)
 }
 
 func (s *Server) createPayment(w http.ResponseWriter, r *http.Request) {
@@ -53,8 +50,8 @@ func (s *Server) initiatePayment(w http.ResponseWriter, r *http.Request) {
 	s.idempotent(w, r, func(ctx context.Context, idemKey string) response { return s.doCreate(ctx, idemKey, true) })
 }
 
-// doCreate follows the runtime decision order (docs/api.md, Creating payments) from its third
-// step (the first two ran in authenticate): currency, wallet, gateways, allow_payment_methods;
+// doCreate checks a payment request in order (docs/api.md, Creating payments; environment and
+// merchant were checked in authenticate): currency, wallet, gateways, allow_payment_methods;
 // then writes the Payment.
 func (s *Server) doCreate(ctx context.Context, idemKey string, legacy bool) response {
 	c := callerFrom(ctx)
@@ -125,10 +122,17 @@ func (s *Server) doCreate(ctx context.Context, idemKey string, legacy bool) resp
 	}
 	s.opts.Log.Info("Payment created", "merchant", c.merchant.Name, "environment", c.env, "trxID", p.Name,
 		"mode", p.Spec.Mode, "customerPhone", phone.Mask(string(p.Spec.Customer.Phone)))
+	var body map[string]any
+	var err error
 	if legacy {
-		return jsonResponse(http.StatusOK, s.legacyCreateResponse(c, p, gateways, restricted))
+		body, err = s.legacyCreateResponse(c, p, gateways, restricted)
+	} else {
+		body, err = s.createResponse(p)
 	}
-	return jsonResponse(http.StatusOK, s.createResponse(p))
+	if err != nil {
+		return s.serverError("Rendering a payment", fmt.Errorf("payment %s: %w", p.Name, err))
+	}
+	return jsonResponse(http.StatusOK, body)
 }
 
 // checkoutLifetime is the merchant's checkout session length, else the server's default.
@@ -139,8 +143,9 @@ func (s *Server) checkoutLifetime(m *paygatev1.Merchant) time.Duration {
 	return s.opts.CheckoutLifetime
 }
 
-// resolveGateways applies steps 5 and 6: the merchant's selection (or every active automatic
-// gateway of the currency), narrowed by allow_payment_methods and the gateways' amount limits.
+// resolveGateways applies the merchant's selection (or every active automatic gateway of the
+// currency), narrowed by allow_payment_methods and the gateways' amount limits. The gateways keep
+// the checkout order of eligibility.Order, which the payment records and hosted checkout shows.
 //
 // A payment is not refused on the word of a stale cache: when the cache leaves no gateway (one
 // created or activated a moment ago may not be in it yet), the gateways and selections are read
@@ -163,7 +168,7 @@ func (s *Server) resolveGateways(ctx context.Context, c *caller, req *paymentReq
 			Message: "No available payment method matches allow_payment_methods.",
 			Errors:  map[string][]string{"allow_payment_methods": {"No available payment method matches these keywords."}}}
 	}
-	fit := eligibility.WithinLimits(filtered, req.Amount.String())
+	fit := eligibility.WithinLimits(filtered, req.Amount)
 	if len(fit) == 0 {
 		return nil, false, &APIError{Status: http.StatusUnprocessableEntity, Label: LabelInvalidAmount,
 			Message: "The amount is outside the limits of every available payment method.",
@@ -172,7 +177,7 @@ func (s *Server) resolveGateways(ctx context.Context, c *caller, req *paymentReq
 	return fit, sel.Restricted(), nil
 }
 
-// eligibleGateways applies step 5 to the gateways and the merchant's selections reader holds;
+// eligibleGateways resolves the gateways and the merchant's selections reader holds;
 // narrow may narrow the list of selections (the cache's index); the merchant's are kept in any case.
 func (s *Server) eligibleGateways(ctx context.Context, reader client.Reader, c *caller, req *paymentRequest, narrow ...client.ListOption) (eligibility.Result, eligibility.Selection, error) {
 	var gateways paygatev1.GatewayList
@@ -187,7 +192,8 @@ func (s *Server) eligibleGateways(ctx context.Context, reader client.Reader, c *
 		return g.Spec.MerchantRef.Name != c.merchant.Name
 	})
 	sel, _ := eligibility.EffectiveSelection(selections.Items)
-	return eligibility.ResolveGateways(c.merchant, sel, gateways.Items, paygatev1.CurrencyCode(req.Currency.Code)), sel, nil
+	return eligibility.ResolveGateways(c.merchant, sel, gateways.Items,
+		eligibility.Request{Currency: paygatev1.CurrencyCode(req.Currency.Code), Environment: c.env}), sel, nil
 }
 
 // payment reads one of the caller's payments: from the cache, falling back to a live read right
@@ -219,18 +225,19 @@ func (s *Server) payment(ctx context.Context, c *caller, trxID string, live bool
 }
 
 func (s *Server) getPayment(w http.ResponseWriter, r *http.Request) {
-	s.answerPayment(w, r, func(p *paygatev1.Payment) any {
-		return map[string]any{"status": "success", "data": s.paymentRecord(p)}
+	s.answerPayment(w, r, func(p *paygatev1.Payment) (any, error) {
+		rec, err := s.paymentRecord(p)
+		return map[string]any{"status": "success", "data": rec}, err
 	})
 }
 
 func (s *Server) verifyPayment(w http.ResponseWriter, r *http.Request) {
-	s.answerPayment(w, r, func(p *paygatev1.Payment) any { return verificationRecord(p) })
+	s.answerPayment(w, r, func(p *paygatev1.Payment) (any, error) { return verificationRecord(p) })
 }
 
 // answerPayment answers a read of the caller's payment named by the path with the record render
-// builds, or NOT_FOUND.
-func (s *Server) answerPayment(w http.ResponseWriter, r *http.Request, render func(*paygatev1.Payment) any) {
+// builds, or NOT_FOUND; a record render cannot build (a bad stored amount) is SERVER_ERROR.
+func (s *Server) answerPayment(w http.ResponseWriter, r *http.Request, render func(*paygatev1.Payment) (any, error)) {
 	p, err := s.payment(r.Context(), callerFrom(r.Context()), r.PathValue("trx_id"), false)
 	if err != nil {
 		s.serverError("Reading a payment", err).write(w)
@@ -240,7 +247,12 @@ func (s *Server) answerPayment(w http.ResponseWriter, r *http.Request, render fu
 		writeError(w, errNotFound)
 		return
 	}
-	writeJSON(w, http.StatusOK, render(p))
+	body, err := render(p)
+	if err != nil {
+		s.serverError("Rendering a payment", fmt.Errorf("payment %s: %w", p.Name, err)).write(w)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 // List pagination: documented in docs/api.md.
@@ -288,7 +300,12 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 	total := len(items)
 	page := []paygate.Payment{}
 	for i := offset; i < total && i < offset+limit; i++ {
-		page = append(page, s.paymentRecord(&items[i]))
+		rec, err := s.paymentRecord(&items[i])
+		if err != nil {
+			s.serverError("Rendering a payment", fmt.Errorf("payment %s: %w", items[i].Name, err)).write(w)
+			return
+		}
+		page = append(page, rec)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"status": "success",
@@ -312,7 +329,7 @@ func queryInt(v validation, raw, name string, def, lo, hi int) int {
 }
 
 // pushPayment records a push request on a pending payment; the payment controller sends the
-// USSD prompt (the apiserver records intent; controllers act: docs/payments.md, Push attempts).
+// USSD prompt (the apiserver records intent, controllers act: docs/payments.md).
 func (s *Server) pushPayment(w http.ResponseWriter, r *http.Request) {
 	c := callerFrom(r.Context())
 	f, apiErr := decodeObject(c.body)
@@ -397,7 +414,7 @@ func (s *Server) addPushRequest(p *paygatev1.Payment, rawPhone string, gateway p
 		number = string(p.Spec.PushRequest.Phone) // the number the customer used last
 	}
 	if rawPhone != "" {
-		e164, err := phone.NormalizeMobile(rawPhone, phoneRegions[string(p.Spec.Currency)])
+		e164, err := phone.NormalizeForCurrency(rawPhone, string(p.Spec.Currency))
 		if err != nil {
 			return validationError(map[string][]string{"customer_phone": {"The customer_phone must be a valid mobile number (MSISDN), for example +255712345678."}})
 		}
@@ -414,8 +431,8 @@ func (s *Server) addPushRequest(p *paygatev1.Payment, rawPhone string, gateway p
 			Message: "A payment prompt is already waiting for the customer; wait for its outcome before pushing again."}
 	}
 	now := s.opts.Clock.Now()
-	if p.Spec.ExpiresAt.Time.Before(now) {
-		return &APIError{Status: http.StatusConflict, Label: "EXPIRED_SESSION", Message: "Payment session expired; create a new payment."}
+	if p.Expired(now) {
+		return &APIError{Status: http.StatusConflict, Label: string(paygatev1.FailureExpiredSession), Message: "Payment session expired; create a new payment."}
 	}
 	seq := int32(1)
 	if p.Spec.PushRequest != nil {

@@ -4,9 +4,6 @@
 package apiserver
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/url"
 	"strconv"
@@ -18,20 +15,27 @@ import (
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/phone"
 	"github.com/paygate/paygate/pkg/paygate"
+	"github.com/paygate/paygate/pkg/paygate/signing"
 )
 
-// formatTime is the API's timestamp form: ISO 8601 UTC with microseconds and Z (docs/api.md,
-// Reading payments).
+// formatTime is the API's timestamp form: ISO 8601 UTC with microseconds and Z.
 func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
 
-// amountJSON renders a decimal string as a JSON number with the currency's scale.
-func amountJSON(d paygatev1.Decimal, currency paygatev1.CurrencyCode) json.Number {
-	cur, ok := money.LookupCurrency(string(currency))
-	a, err := money.ParseAmount(string(d))
-	if !ok || err != nil {
-		return json.Number("0")
+// amounts renders the stored amounts of one response in currency, as JSON numbers at the
+// currency's scale (money.JSONAmount). It keeps the first amount that cannot be rendered exactly
+// in err; a response with such an amount is never sent: its caller logs err and answers
+// SERVER_ERROR in the error shape (serverError), never a wrong amount.
+type amounts struct {
+	currency paygatev1.CurrencyCode
+	err      error
+}
+
+func (a *amounts) json(d paygatev1.Decimal) json.Number {
+	n, err := money.JSONAmount(string(d), string(a.currency))
+	if err != nil && a.err == nil {
+		a.err = err
 	}
-	return a.JSONNumber(cur.Scale)
+	return n
 }
 
 // CheckoutURL is the signed, time-limited hosted checkout link of a payment. The signature is
@@ -43,17 +47,25 @@ func (s *Server) CheckoutURL(p *paygatev1.Payment) string {
 }
 
 func (s *Server) checkoutSignature(trxID, expires string) string {
-	m := hmac.New(sha256.New, s.opts.CheckoutKey)
-	m.Write([]byte(trxID + "." + expires))
-	return hex.EncodeToString(m.Sum(nil))
+	return signing.SignMAC(s.opts.CheckoutKey, checkoutPayload(trxID, expires))
 }
 
-func (s *Server) createResponse(p *paygatev1.Payment) map[string]any {
+// checkoutSignatureValid reports whether sig (hex, either case) is the signature of a checkout
+// link for trxID and expires, compared in constant time.
+func (s *Server) checkoutSignatureValid(trxID, expires, sig string) bool {
+	return signing.VerifyMAC(s.opts.CheckoutKey, sig, checkoutPayload(trxID, expires)) == nil
+}
+
+// checkoutPayload is what a checkout link signs: "<trx_id>.<expires unix>".
+func checkoutPayload(trxID, expires string) []byte { return []byte(trxID + "." + expires) }
+
+func (s *Server) createResponse(p *paygatev1.Payment) (map[string]any, error) {
 	checkout := s.CheckoutURL(p)
+	am := amounts{currency: p.Spec.Currency}
 	data := map[string]any{
 		"trx_id":       p.Name,
 		"merchant_ref": p.Spec.MerchantReference,
-		"amount":       amountJSON(p.Spec.Amount, p.Spec.Currency),
+		"amount":       am.json(p.Spec.Amount),
 		"currency":     string(p.Spec.Currency),
 		"status":       string(paygatev1.PaymentPending),
 		"payment_mode": string(p.Spec.Mode),
@@ -61,11 +73,12 @@ func (s *Server) createResponse(p *paygatev1.Payment) map[string]any {
 		"expires_at":   formatTime(p.Spec.ExpiresAt.Time),
 		"environment":  string(p.Spec.Environment),
 	}
-	return map[string]any{"status": "success", "data": data, "payment_url": checkout, "trx_id": p.Name}
+	return map[string]any{"status": "success", "data": data, "payment_url": checkout, "trx_id": p.Name}, am.err
 }
 
-func (s *Server) legacyCreateResponse(c *caller, p *paygatev1.Payment, gateways []paygatev1.Gateway, restricted bool) map[string]any {
+func (s *Server) legacyCreateResponse(c *caller, p *paygatev1.Payment, gateways []paygatev1.Gateway, restricted bool) (map[string]any, error) {
 	checkout := s.CheckoutURL(p)
+	am := amounts{currency: p.Spec.Currency}
 	ids, codes := []int64{}, []string{}
 	for _, g := range gateways {
 		ids = append(ids, g.Status.ID)
@@ -87,7 +100,7 @@ func (s *Server) legacyCreateResponse(c *caller, p *paygatev1.Payment, gateways 
 			"customer_email":                      p.Spec.Customer.Email,
 			"merchant_id":                         c.merchant.Status.ID,
 			"merchant_name":                       c.merchant.Spec.DisplayName,
-			"amount":                              amountJSON(p.Spec.Amount, p.Spec.Currency),
+			"amount":                              am.json(p.Spec.Amount),
 			"currency_code":                       string(p.Spec.Currency),
 			"environment":                         string(p.Spec.Environment),
 			"is_sandbox":                          p.Spec.Environment == paygatev1.EnvironmentSandbox,
@@ -97,15 +110,16 @@ func (s *Server) legacyCreateResponse(c *caller, p *paygatev1.Payment, gateways 
 			"merchant_payment_method_codes":       codes,
 		},
 		"data": map[string]any{"trx_id": p.Name, "checkout_url": checkout},
-	}
+	}, am.err
 }
 
 // paymentRecord is the record of get-payment and of list items (docs/api.md). The server builds
 // the client's own type (pkg/paygate), so what the client decodes is what the server sends.
-func (s *Server) paymentRecord(p *paygatev1.Payment) paygate.Payment {
+func (s *Server) paymentRecord(p *paygatev1.Payment) (paygate.Payment, error) {
+	am := amounts{currency: p.Spec.Currency}
 	rec := paygate.Payment{
 		TrxID: p.Name, MerchantRef: p.Spec.MerchantReference, Status: string(p.Phase()), Reason: p.Status.Reason,
-		Amount: amountJSON(p.Spec.Amount, p.Spec.Currency), Currency: string(p.Spec.Currency),
+		Amount: am.json(p.Spec.Amount), Currency: string(p.Spec.Currency),
 		PaymentMode: string(p.Spec.Mode), Gateway: string(p.Status.Gateway),
 		Customer:    paygate.Customer{Name: p.Spec.Customer.Name, Email: p.Spec.Customer.Email, Phone: phone.Mask(string(p.Spec.Customer.Phone))},
 		Description: p.Spec.Description, Environment: string(p.Spec.Environment),
@@ -113,21 +127,20 @@ func (s *Server) paymentRecord(p *paygatev1.Payment) paygate.Payment {
 		CreatedAt: formatTime(createdAt(p)), UpdatedAt: formatTime(updatedAt(p)),
 	}
 	if p.Status.Fee != "" {
-		fee, net := amountJSON(p.Status.Fee, p.Spec.Currency), amountJSON(p.Status.NetAmount, p.Spec.Currency)
+		fee, net := am.json(p.Status.Fee), am.json(p.Status.NetAmount)
 		rec.Fee, rec.NetAmount = &fee, &net
 	}
-	return rec
+	return rec, am.err
 }
 
-// verificationRecord is the verify-payment record (docs/api.md, Reading payments). Before
+// verificationRecord is the verify endpoint's record (docs/api.md, Reading payments). Before
 // settlement fee is 0 and net_amount equals the amount (nothing has been charged yet).
-func verificationRecord(p *paygatev1.Payment) paygate.Verification {
-	amount := amountJSON(p.Spec.Amount, p.Spec.Currency)
-	fee, net := json.Number("0"), amount
+func verificationRecord(p *paygatev1.Payment) (paygate.Verification, error) {
+	am := amounts{currency: p.Spec.Currency}
+	amount := am.json(p.Spec.Amount)
+	fee, net := am.json("0"), amount
 	if p.Status.Fee != "" {
-		fee, net = amountJSON(p.Status.Fee, p.Spec.Currency), amountJSON(p.Status.NetAmount, p.Spec.Currency)
-	} else if cur, ok := money.LookupCurrency(string(p.Spec.Currency)); ok {
-		fee = money.Amount{}.JSONNumber(cur.Scale)
+		fee, net = am.json(p.Status.Fee), am.json(p.Status.NetAmount)
 	}
 	return paygate.Verification{
 		Status: string(p.Phase()), TrxID: p.Name, MerchantRef: p.Spec.MerchantReference,
@@ -135,7 +148,7 @@ func verificationRecord(p *paygatev1.Payment) paygate.Verification {
 		Customer:    paygate.Customer{Name: p.Spec.Customer.Name, Email: p.Spec.Customer.Email},
 		Description: p.Spec.Description, Environment: string(p.Spec.Environment),
 		CreatedAt: formatTime(createdAt(p)), UpdatedAt: formatTime(updatedAt(p)),
-	}
+	}, am.err
 }
 
 // createdAt is when the payment was accepted, to the microsecond when the apiserver recorded it.

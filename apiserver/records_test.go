@@ -69,7 +69,14 @@ func TestUpdatedAtMovesWithinTheSecond(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &Server{opts: Options{PublicURL: "https://pay.example", CheckoutKey: []byte("k")}}
 			p := stored(t, tt.p)
-			rec, v := s.paymentRecord(p), verificationRecord(p)
+			rec, err := s.paymentRecord(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := verificationRecord(p)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if rec.CreatedAt != "2026-11-22T10:00:00.100000Z" || v.CreatedAt != rec.CreatedAt {
 				t.Errorf("created_at %s / %s, want 2026-11-22T10:00:00.100000Z", rec.CreatedAt, v.CreatedAt)
 			}

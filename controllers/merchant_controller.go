@@ -234,7 +234,7 @@ func (r *MerchantReconciler) resolveCheckoutGateways(ctx context.Context, s *mer
 
 	m.Status.CheckoutGateways = m.Status.CheckoutGateways[:0]
 	for _, c := range m.Spec.Currencies {
-		res := eligibility.ResolveGateways(m, sel, s.gateways, c)
+		res := eligibility.ResolveGateways(m, sel, s.gateways, eligibility.Request{Currency: c})
 		cg := paygatev1.CurrencyGateways{Currency: c, Gateways: []paygatev1.GatewayCode{}, Reason: res.Reason}
 		for _, g := range res.Gateways {
 			cg.Gateways = append(cg.Gateways, g.Code())

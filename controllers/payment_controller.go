@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/eligibility"
 	webhookevents "github.com/paygate/paygate/internal/events"
 	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/money"
@@ -173,7 +174,7 @@ func (r *PaymentReconciler) startPush(ctx context.Context, s *paymentScope) (ctr
 	p := s.payment
 	pr := p.Spec.PushRequest
 	if p.Terminal() || !p.PushUnanswered() || p.LatestAttempt().InFlight() ||
-		!s.now.Before(p.Spec.ExpiresAt.Time) || len(p.Status.Attempts) >= 20 {
+		p.Expired(s.now) || len(p.Status.Attempts) >= 20 {
 		return ctrl.Result{}, nil
 	}
 	gw, err := r.chooseGateway(ctx, r.Client, p, pr.Gateway)
@@ -184,7 +185,7 @@ func (r *PaymentReconciler) startPush(ctx context.Context, s *paymentScope) (ctr
 		return ctrl.Result{}, err
 	}
 	if gw == nil {
-		r.fail(s, provider.CodePaymentDeclined, "no eligible gateway is in service any more")
+		r.fail(s, paygatev1.FailurePaymentDeclined, "no eligible gateway is in service any more")
 		return ctrl.Result{}, nil
 	}
 	attempt := paygatev1.PushAttempt{
@@ -219,23 +220,24 @@ func (r *PaymentReconciler) startPush(ctx context.Context, s *paymentScope) (ctr
 	return r.pollIfInFlight(p), nil
 }
 
-// expire fails a pending payment whose checkout session ended. An attempt the provider calls
-// ambiguous holds it open: money may have moved, so only a status answer may end it.
+// expire fails a pending payment that has expired (Payment.Expired, which hosted checkout asks
+// too). An attempt of unknown outcome holds it open: money may have moved, so only a status
+// answer may end it.
 func (r *PaymentReconciler) expire(_ context.Context, s *paymentScope) (ctrl.Result, error) {
 	p := s.payment
 	if p.Terminal() {
 		return ctrl.Result{}, nil
 	}
-	if left := p.Spec.ExpiresAt.Time.Sub(s.now); left > 0 {
-		return ctrl.Result{RequeueAfter: left}, nil
-	}
-	if a := p.LatestAttempt(); a != nil && (a.Phase == paygatev1.AttemptAmbiguous || a.Phase == paygatev1.AttemptInitiating) {
-		return ctrl.Result{RequeueAfter: r.pollInterval()}, nil
+	if !p.Expired(s.now) {
+		if left := p.TimeLeft(s.now); left > 0 {
+			return ctrl.Result{RequeueAfter: left}, nil
+		}
+		return ctrl.Result{RequeueAfter: r.pollInterval()}, nil // held open: ask the provider again
 	}
 	if a := p.LatestAttempt(); a.InFlight() {
-		a.Phase, a.Code, a.FinishedAt = paygatev1.AttemptFailed, provider.CodeExpiredSession, ptrTime(s.now)
+		a.Phase, a.Code, a.FinishedAt = paygatev1.AttemptFailed, string(paygatev1.FailureExpiredSession), ptrTime(s.now)
 	}
-	r.fail(s, provider.CodeExpiredSession, "the checkout session expired")
+	r.fail(s, paygatev1.FailureExpiredSession, "the checkout session expired")
 	return ctrl.Result{}, nil
 }
 
@@ -260,10 +262,10 @@ func (r *PaymentReconciler) applyResult(s *paymentScope, a *paygatev1.PushAttemp
 	case provider.StatusFailed:
 		code := res.Code
 		if code == "" {
-			code = provider.CodePaymentDeclined
+			code = paygatev1.FailurePaymentDeclined
 		}
-		a.Phase, a.Code, a.FinishedAt = paygatev1.AttemptFailed, code, ptrTime(s.now)
-		r.fail(s, code, "the provider reported "+code)
+		a.Phase, a.Code, a.FinishedAt = paygatev1.AttemptFailed, string(code), ptrTime(s.now)
+		r.fail(s, code, "the provider reported "+string(code))
 	}
 }
 
@@ -311,11 +313,11 @@ func paymentFee(p *paygatev1.Payment, fees paygatev1.GatewayFees) (money.Amount,
 	return money.ComputeFee(amount, sched, cur)
 }
 
-func (r *PaymentReconciler) fail(s *paymentScope, code, why string) {
+func (r *PaymentReconciler) fail(s *paymentScope, code paygatev1.FailureCode, why string) {
 	p := s.payment
-	p.Status.Phase, p.Status.Reason, p.Status.SettledAt = paygatev1.PaymentFailed, code, ptrTime(s.now)
+	p.Status.Phase, p.Status.Reason, p.Status.SettledAt = paygatev1.PaymentFailed, string(code), ptrTime(s.now)
 	reason := ReasonPaymentFailed
-	if code == provider.CodeExpiredSession {
+	if code == paygatev1.FailureExpiredSession {
 		reason = ReasonPaymentExpired
 	}
 	r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, reason, "Settle", "Payment failed with %s: %s", code, why)
@@ -333,7 +335,8 @@ func (r *PaymentReconciler) pushRequest(p *paygatev1.Payment, a *paygatev1.PushA
 }
 
 // chooseGateway picks the requested gateway when it is one of the payment's eligible gateways,
-// else the first eligible gateway still in service.
+// else the first eligible gateway still in service (eligibility.Serves, which hosted checkout and
+// the apiserver ask too).
 func (r *PaymentReconciler) chooseGateway(ctx context.Context, reader client.Reader, p *paygatev1.Payment, requested paygatev1.GatewayCode) (*paygatev1.Gateway, error) {
 	candidates := p.Spec.Gateways
 	if requested != "" && slices.Contains(candidates, requested) {
@@ -347,7 +350,7 @@ func (r *PaymentReconciler) chooseGateway(ctx context.Context, reader client.Rea
 			}
 			continue
 		}
-		if gw.IsActive() && gw.Spec.Currency == p.Spec.Currency && gw.DeletionTimestamp.IsZero() {
+		if eligibility.Serves(gw, eligibility.RequestOf(p)) {
 			return gw, nil
 		}
 	}
@@ -423,16 +426,18 @@ func (r *PaymentReconciler) checkLateSettlement(ctx context.Context, patch *stat
 }
 
 // emitEvent creates the payment's webhook event, once: its name derives from the payment's UID
-// and the event type.
+// and the event type (an event an earlier version created keeps its own name).
 func (r *PaymentReconciler) emitEvent(ctx context.Context, p *paygatev1.Payment) error {
 	eventType, ok := webhookevents.PaymentEventType(p)
 	if !ok {
 		return nil
 	}
-	existing := &paygatev1.WebhookDelivery{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: webhookevents.DeliveryName(string(p.UID), eventType)}, existing)
-	if err == nil || !apierrors.IsNotFound(err) {
-		return client.IgnoreNotFound(err)
+	for _, name := range webhookevents.DeliveryNames(string(p.UID), eventType) {
+		existing := &paygatev1.WebhookDelivery{}
+		err := r.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: name}, existing)
+		if err == nil || !apierrors.IsNotFound(err) {
+			return client.IgnoreNotFound(err)
+		}
 	}
 	target := p.Spec.WebhookURL
 	if target == "" {
@@ -445,8 +450,13 @@ func (r *PaymentReconciler) emitEvent(ctx context.Context, p *paygatev1.Payment)
 			target = m.Spec.WebhookURLs.Production
 		}
 	}
+	data, err := webhookevents.NewPaymentData(p)
+	if err != nil {
+		// Never an event with a wrong amount: the error is logged and retried with backoff.
+		return fmt.Errorf("building the %s event of payment %s: %w", eventType, p.Name, err)
+	}
 	d, err := webhookevents.NewDelivery(webhookevents.Source{Kind: "Payment", Object: p, Merchant: p.Spec.MerchantRef.Name, Env: p.Spec.Environment, TargetURL: target},
-		eventType, webhookevents.NewPaymentData(p), r.Clock.Now())
+		eventType, data, r.Clock.Now())
 	if err != nil {
 		return err
 	}

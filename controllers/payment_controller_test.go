@@ -118,17 +118,17 @@ var _ = Describe("Payment controller", Ordered, func() {
 	})
 
 	DescribeTable("fails with the reason code of each sandbox failure number",
-		func(phone, code string) {
+		func(phone string, code paygatev1.FailureCode) {
 			p := newPayment(ns, "duka", "trx-fail", "5000", gw, phone)
 			Expect(k8s.Create(ctx, p)).To(Succeed())
 			done := waitPhase(p, paygatev1.PaymentFailed)
-			Expect(done.Status.Reason).To(Equal(code))
+			Expect(done.Status.Reason).To(Equal(string(code)))
 			Expect(done.Status.Fee).To(BeEmpty())
-			Expect(done.Status.Attempts[0].Code).To(Equal(code))
+			Expect(done.Status.Attempts[0].Code).To(Equal(string(code)))
 		},
-		Entry("insufficient funds", "+255711000001", provider.CodeInsufficientFunds),
-		Entry("declined", "+255711000002", provider.CodePaymentDeclined),
-		Entry("cancelled by the customer", "+254711000003", provider.CodeCustomerCancelled),
+		Entry("insufficient funds", "+255711000001", paygatev1.FailureInsufficientFunds),
+		Entry("declined", "+255711000002", paygatev1.FailurePaymentDeclined),
+		Entry("cancelled by the customer", "+254711000003", paygatev1.FailureCustomerCancelled),
 	)
 
 	It("expires a pending payment with EXPIRED_SESSION, pushed or not", func() {
@@ -149,7 +149,7 @@ var _ = Describe("Payment controller", Ordered, func() {
 		touch(idle)
 		for _, p := range []*paygatev1.Payment{idle, unanswered} {
 			done := waitPhase(p, paygatev1.PaymentFailed)
-			Expect(done.Status.Reason).To(Equal(provider.CodeExpiredSession))
+			Expect(done.Status.Reason).To(Equal(string(paygatev1.FailureExpiredSession)))
 		}
 		Eventually(func() []string { return eventReasons(ns, "trx-idle") }).Should(ContainElement("PaymentExpired"))
 

@@ -51,16 +51,16 @@ var _ = Describe("Upstream provider", func() {
 	})
 
 	It("follows the provider's script for every outcome", func() {
-		fake.Script("+255712000101", fakeupstream.Scenario{Outcome: provider.StatusFailed, Code: provider.CodeInsufficientFunds})
-		fake.Script("+255712000102", fakeupstream.Scenario{Outcome: provider.StatusFailed, Code: provider.CodePaymentDeclined})
+		fake.Script("+255712000101", fakeupstream.Scenario{Outcome: provider.StatusFailed, Code: paygatev1.FailureInsufficientFunds})
+		fake.Script("+255712000102", fakeupstream.Scenario{Outcome: provider.StatusFailed, Code: paygatev1.FailurePaymentDeclined})
 		fake.Script("+255712000103", fakeupstream.Scenario{Outcome: provider.StatusSuccess, AmbiguousFor: 3})
 		cases := map[string]struct {
 			phase paygatev1.PaymentPhase
-			code  string
+			code  paygatev1.FailureCode
 		}{
 			"+255712000100": {paygatev1.PaymentSuccess, ""},
-			"+255712000101": {paygatev1.PaymentFailed, provider.CodeInsufficientFunds},
-			"+255712000102": {paygatev1.PaymentFailed, provider.CodePaymentDeclined},
+			"+255712000101": {paygatev1.PaymentFailed, paygatev1.FailureInsufficientFunds},
+			"+255712000102": {paygatev1.PaymentFailed, paygatev1.FailurePaymentDeclined},
 			"+255712000103": {paygatev1.PaymentSuccess, ""},
 		}
 		i := 0
@@ -73,7 +73,7 @@ var _ = Describe("Upstream provider", func() {
 		}
 		for phone, want := range cases {
 			done := waitPhase(payments[phone], want.phase)
-			Expect(done.Status.Reason).To(Equal(want.code), phone)
+			Expect(done.Status.Reason).To(Equal(string(want.code)), phone)
 			Expect(done.Status.Remark).To(BeEmpty(), "no sandbox remark on real money")
 			Expect(fake.PushesFor(done.Status.Attempts[0].Reference)).To(Equal(1), phone)
 		}

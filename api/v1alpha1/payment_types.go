@@ -4,6 +4,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -18,7 +20,7 @@ const (
 	PaymentModePush PaymentMode = "push"
 )
 
-// PaymentPhase is the state of a payment (docs/payments.md, States).
+// PaymentPhase is the state of a payment (docs/payments.md).
 // +kubebuilder:validation:Enum=pending;success;failed
 type PaymentPhase string
 
@@ -29,6 +31,29 @@ const (
 	PaymentSuccess PaymentPhase = "success"
 	// PaymentFailed: failed, cancelled or expired. Terminal.
 	PaymentFailed PaymentPhase = "failed"
+)
+
+// FailureCode says why a payment or a push attempt failed. A failed payment reports it as its
+// reason (status.reason, the API's reason, the payment.failed webhook's data.reason); docs/payments.md
+// lists them. Providers map their answers to these codes (internal/provider); a code an upstream
+// provider names that is not listed here is passed through as it is (docs/upstream-provider.md).
+type FailureCode string
+
+// Failure codes.
+const (
+	// FailureInsufficientFunds: the customer's mobile-money account lacks the funds.
+	FailureInsufficientFunds FailureCode = "INSUFFICIENT_FUNDS"
+	// FailurePaymentDeclined: the provider or network declined the payment, or no gateway was left
+	// to carry it.
+	FailurePaymentDeclined FailureCode = "PAYMENT_DECLINED"
+	// FailureCustomerCancelled: the customer cancelled the prompt on the phone.
+	FailureCustomerCancelled FailureCode = "CUSTOMER_CANCELLED"
+	// FailureExpiredSession: the checkout session ended while the payment was pending.
+	FailureExpiredSession FailureCode = "EXPIRED_SESSION"
+	// FailureInvalidAccount: the number is not a mobile-money account the provider can charge.
+	FailureInvalidAccount FailureCode = "INVALID_ACCOUNT"
+	// FailureProviderError: the provider reported a failure without saying why.
+	FailureProviderError FailureCode = "PROVIDER_ERROR"
 )
 
 // Customer is who pays.
@@ -342,6 +367,32 @@ func (p *Payment) AwaitingCustomer() bool {
 // InFlight reports whether an attempt may still move money.
 func (a *PushAttempt) InFlight() bool {
 	return a != nil && a.Phase != AttemptSucceeded && a.Phase != AttemptFailed
+}
+
+// TimeLeft is how long the payment's checkout session still runs at now; zero or less once it
+// has ended (at expiresAt exactly, the session has ended).
+func (p *Payment) TimeLeft(now time.Time) time.Duration {
+	return p.Spec.ExpiresAt.Sub(now)
+}
+
+// Expired reports whether the payment has expired at now: it failed with EXPIRED_SESSION, or it
+// is pending, its session has ended (TimeLeft <= 0) and no attempt holds it open. An attempt
+// whose outcome is unknown (Initiating or Ambiguous) holds a payment open past its session: money
+// may have moved, so only the provider's answer may end it. The payment controller fails an
+// expired pending payment with EXPIRED_SESSION, and the hosted checkout page shows it as expired:
+// both decide with this method, so they agree.
+func (p *Payment) Expired(now time.Time) bool {
+	switch p.Phase() {
+	case PaymentFailed:
+		return FailureCode(p.Status.Reason) == FailureExpiredSession
+	case PaymentPending:
+		if a := p.LatestAttempt(); a != nil && (a.Phase == AttemptInitiating || a.Phase == AttemptAmbiguous) {
+			return false
+		}
+		return p.TimeLeft(now) <= 0
+	default:
+		return false
+	}
 }
 
 // Phase returns the payment's phase; a payment no controller has touched yet is pending.

@@ -3,7 +3,12 @@
 
 package v1alpha1
 
-import "testing"
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 func TestPaymentAwaitingCustomer(t *testing.T) {
 	req := func(seq int32) *PushRequest { return &PushRequest{Sequence: seq, Phone: "+255712345678"} }
@@ -31,6 +36,43 @@ func TestPaymentAwaitingCustomer(t *testing.T) {
 		}
 		if got := p.AwaitingCustomer(); got != tc.awaits {
 			t.Errorf("%s: AwaitingCustomer = %v, want %v", tc.name, got, tc.awaits)
+		}
+	}
+}
+
+func TestPaymentExpired(t *testing.T) {
+	expiresAt := time.Date(2026, 11, 22, 10, 30, 0, 0, time.UTC)
+	attempt := func(phase AttemptPhase) []PushAttempt { return []PushAttempt{{Sequence: 1, Phase: phase}} }
+	for _, tc := range []struct {
+		name     string
+		phase    PaymentPhase
+		reason   FailureCode
+		attempts []PushAttempt
+		now      time.Time
+		want     bool
+		left     time.Duration
+	}{
+		{"pending, session running", "", "", nil, expiresAt.Add(-time.Minute), false, time.Minute},
+		{"pending, a moment before the end", PaymentPending, "", nil, expiresAt.Add(-time.Nanosecond), false, time.Nanosecond},
+		{"pending, at the end exactly", PaymentPending, "", nil, expiresAt, true, 0},
+		{"pending, after the end", "", "", nil, expiresAt.Add(time.Second), true, -time.Second},
+		{"pending, last attempt failed, after the end", PaymentPending, "", attempt(AttemptFailed), expiresAt, true, 0},
+		{"pending, prompt with the customer, after the end", PaymentPending, "", attempt(AttemptPending), expiresAt, true, 0},
+		{"pending, attempt not yet answered by the provider", PaymentPending, "", attempt(AttemptInitiating), expiresAt.Add(time.Hour), false, -time.Hour},
+		{"pending, provider unsure", PaymentPending, "", attempt(AttemptAmbiguous), expiresAt.Add(time.Hour), false, -time.Hour},
+		{"failed with EXPIRED_SESSION", PaymentFailed, FailureExpiredSession, nil, expiresAt.Add(-time.Minute), true, time.Minute},
+		{"failed otherwise, after the end", PaymentFailed, FailureInsufficientFunds, attempt(AttemptFailed), expiresAt.Add(time.Hour), false, -time.Hour},
+		{"settled, after the end", PaymentSuccess, "", attempt(AttemptSucceeded), expiresAt.Add(time.Hour), false, -time.Hour},
+	} {
+		p := &Payment{
+			Spec:   PaymentSpec{ExpiresAt: metav1.NewTime(expiresAt)},
+			Status: PaymentStatus{Phase: tc.phase, Reason: string(tc.reason), Attempts: tc.attempts},
+		}
+		if got := p.Expired(tc.now); got != tc.want {
+			t.Errorf("%s: Expired = %v, want %v", tc.name, got, tc.want)
+		}
+		if got := p.TimeLeft(tc.now); got != tc.left {
+			t.Errorf("%s: TimeLeft = %v, want %v", tc.name, got, tc.left)
 		}
 	}
 }

@@ -7,11 +7,11 @@ package credentials
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base32"
 	"fmt"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/names"
 )
 
 // Keys of the data in a credentials Secret.
@@ -56,10 +56,10 @@ func WebhookSecretName(merchant string) string {
 // BusinessID derives the business ID (X-Merchant-Key) of a merchant object in env from the
 // object's UID. It is not secret. Deriving it makes it unique by construction (UIDs are unique)
 // and stable: a deleted Secret is re-issued with the same business ID, so merchants' integrations
-// keep their key; only the API key and secret change.
+// keep their key; only the API key and secret change. It is the environment's prefix, "mk_" and
+// 24 characters of lower-case base32 (names.Derive).
 func BusinessID(merchantUID string, env paygatev1.Environment) string {
-	sum := sha256.Sum256([]byte("paygate.dev/business-id\x00" + merchantUID + "\x00" + string(env)))
-	return Prefix(env) + "mk_" + lower(encoding.EncodeToString(sum[:15]))
+	return Prefix(env) + "mk_" + names.Derive(names.PurposeBusinessID, merchantUID, string(env))
 }
 
 // Set is one environment's credential set.

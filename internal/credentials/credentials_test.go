@@ -90,6 +90,13 @@ func TestBusinessID(t *testing.T) {
 		}
 	})
 
+	t.Run("stable across versions", func(t *testing.T) {
+		// Merchants' integrations hold their business ID: a new version must derive the same one.
+		if got, want := BusinessID("uid-1", production), "live_mk_wtpu6ifhnygzouzteeab4gxm"; got != want {
+			t.Errorf("BusinessID(uid-1, production) = %q, want %q as ever", got, want)
+		}
+	})
+
 	t.Run("UID boundary is not ambiguous", func(t *testing.T) {
 		// The UID and environment are separated, so no UID can imitate another pair.
 		if BusinessID("a", "bsandbox") == BusinessID("ab", sandbox) {

@@ -2,23 +2,25 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package eligibility decides which gateways may serve a merchant's payment: the checkout layers
-// of the spec's section 1 (currency enabled, active wallet, the merchant's gateway selection) and
-// the request's optional allow_payment_methods filter. The merchant controller uses it to report
-// what hosted checkout can show; the apiserver uses it to accept or refuse a payment. One
-// implementation serves both, so the two can never disagree.
+// (currency enabled, active wallet, the merchant's gateway selection; docs/decisions.md, Gateway
+// selection) and the request's optional allow_payment_methods filter. The merchant controller
+// uses it to report what hosted checkout can show; the apiserver uses it to accept or refuse a
+// payment; the payment controller and the hosted checkout page use Serves to tell whether a
+// gateway the payment recorded still serves it. One implementation serves all of them, so they
+// can never disagree.
 package eligibility
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/resource"
-
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/money"
 )
 
-// Decision errors, in the spec's runtime decision order.
+// Decision errors, in the order a payment request is checked (docs/api.md, Creating payments).
 var (
 	// ErrCurrencyNotEnabled: the currency is not among the merchant's supported currencies.
 	ErrCurrencyNotEnabled = errors.New("Currency is not enabled for this merchant.")
@@ -42,9 +44,24 @@ type Selection []paygatev1.GatewayCode
 // Restricted reports whether the merchant chose specific gateways.
 func (s Selection) Restricted() bool { return len(s) > 0 }
 
+// Request is what the rules need to know about a payment, requested or recorded, to decide
+// whether a gateway may serve it.
+type Request struct {
+	// Currency of the payment: a gateway serves exactly one currency.
+	Currency paygatev1.CurrencyCode
+	// Environment of the payment. Empty when no one payment is meant (the merchant's status
+	// reports what checkout can show in any environment).
+	Environment paygatev1.Environment
+}
+
+// RequestOf is the Request of a recorded payment.
+func RequestOf(p *paygatev1.Payment) Request {
+	return Request{Currency: p.Spec.Currency, Environment: p.Spec.Environment}
+}
+
 // Result is the outcome of resolving gateways for one currency.
 type Result struct {
-	// Gateways allowed, sorted by code.
+	// Gateways allowed, in checkout order (see Order).
 	Gateways []paygatev1.Gateway
 	// Reason is set when Gateways is empty: why none can serve.
 	Reason string
@@ -78,17 +95,17 @@ func walletState(m *paygatev1.Merchant, currency paygatev1.CurrencyCode) (bool, 
 	return false, ReasonWalletMissing
 }
 
-// ResolveGateways applies the gateway rules for one currency: a gateway serves only if the
-// currency is enabled, an active wallet exists, the gateway is an active automatic deposit
-// method of exactly that currency, and (when a selection exists) it is selected.
-func ResolveGateways(m *paygatev1.Merchant, sel Selection, all []paygatev1.Gateway, currency paygatev1.CurrencyCode) Result {
-	if _, reason := walletState(m, currency); reason != "" {
+// ResolveGateways applies the gateway rules for one payment request: a gateway serves only if
+// the currency is enabled, an active wallet exists, the gateway serves the request (Serves), and
+// (when a selection exists) it is selected. The gateways come in checkout order (Order).
+func ResolveGateways(m *paygatev1.Merchant, sel Selection, all []paygatev1.Gateway, req Request) Result {
+	if _, reason := walletState(m, req.Currency); reason != "" {
 		return Result{Reason: reason}
 	}
 	var out []paygatev1.Gateway
 	anyActive := false
 	for _, g := range all {
-		if !Serves(&g, currency) {
+		if !Serves(&g, req) {
 			continue
 		}
 		anyActive = true
@@ -97,7 +114,7 @@ func ResolveGateways(m *paygatev1.Merchant, sel Selection, all []paygatev1.Gatew
 		}
 		out = append(out, g)
 	}
-	slices.SortFunc(out, func(a, b paygatev1.Gateway) int { return strings.Compare(a.Name, b.Name) })
+	Order(out, sel)
 	switch {
 	case len(out) > 0:
 		return Result{Gateways: out}
@@ -108,10 +125,42 @@ func ResolveGateways(m *paygatev1.Merchant, sel Selection, all []paygatev1.Gatew
 	}
 }
 
-// Serves reports whether a gateway is an active automatic deposit method of exactly currency.
-func Serves(g *paygatev1.Gateway, currency paygatev1.CurrencyCode) bool {
+// Serves reports whether a gateway may serve a payment: it is not being deleted, and it is an
+// active automatic deposit method of exactly the payment's currency. It is the one answer to
+// "does this gateway (still) serve this payment?": the apiserver when it accepts a payment, the
+// payment controller before it pushes, and the hosted checkout page when it lists the payment's
+// gateways all ask it.
+func Serves(g *paygatev1.Gateway, req Request) bool {
 	return g.DeletionTimestamp.IsZero() && g.IsActive() &&
-		g.Spec.Type == paygatev1.GatewayTypeAutomatic && g.Spec.Currency == currency
+		g.Spec.Type == paygatev1.GatewayTypeAutomatic && g.Spec.Currency == req.Currency
+}
+
+// Order sorts gateways into checkout order, in place: with a selection, the selection's order
+// (the merchant's GatewaySelection lists them as the merchant wants customers to see them);
+// without one, by display name, then by code. Gateways the selection does not name come last, in
+// the order without a selection. A payment records its gateways in this order and hosted
+// checkout shows them so (docs/checkout.md).
+func Order(gateways []paygatev1.Gateway, sel Selection) {
+	slices.SortStableFunc(gateways, func(a, b paygatev1.Gateway) int {
+		if sel.Restricted() {
+			ia, ib := selectionIndex(sel, a.Code()), selectionIndex(sel, b.Code())
+			if c := cmp.Compare(ia, ib); c != 0 {
+				return c
+			}
+		}
+		if c := strings.Compare(a.Spec.DisplayName, b.Spec.DisplayName); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+}
+
+// selectionIndex is the place of code in sel, len(sel) when sel does not name it.
+func selectionIndex(sel Selection, code paygatev1.GatewayCode) int {
+	if i := slices.Index(sel, code); i >= 0 {
+		return i
+	}
+	return len(sel)
 }
 
 // FilterAllowedMethods narrows gateways to those whose code or display name contains one of the
@@ -190,22 +239,18 @@ func EffectiveSelection(selections []paygatev1.GatewaySelection) (Selection, []p
 	return Selection(sorted[0].Spec.Gateways), sorted[1:]
 }
 
-// WithinLimits keeps the gateways whose minimum and maximum amounts admit amount (a decimal
-// string). Limits that do not parse are treated as absent (the gateway controller reports them).
-func WithinLimits(gateways []paygatev1.Gateway, amount string) []paygatev1.Gateway {
-	a, err := resource.ParseQuantity(amount)
-	if err != nil {
-		return nil
-	}
+// WithinLimits keeps the gateways whose minimum and maximum amounts admit amount, in their
+// order. Limits that do not parse are treated as absent (the gateway controller reports them).
+func WithinLimits(gateways []paygatev1.Gateway, amount money.Amount) []paygatev1.Gateway {
 	var out []paygatev1.Gateway
 	for _, g := range gateways {
 		if g.Spec.MinAmount != nil {
-			if lo, err := resource.ParseQuantity(string(*g.Spec.MinAmount)); err == nil && a.Cmp(lo) < 0 {
+			if lo, err := money.ParseAmount(string(*g.Spec.MinAmount)); err == nil && amount.Cmp(lo) < 0 {
 				continue
 			}
 		}
 		if g.Spec.MaxAmount != nil {
-			if hi, err := resource.ParseQuantity(string(*g.Spec.MaxAmount)); err == nil && a.Cmp(hi) > 0 {
+			if hi, err := money.ParseAmount(string(*g.Spec.MaxAmount)); err == nil && amount.Cmp(hi) > 0 {
 				continue
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/money"
 )
 
 // gwOpt tweaks a test gateway.
@@ -141,7 +142,7 @@ func TestResolveGateways(t *testing.T) {
 			reason:   ReasonWalletInactive,
 		},
 		{
-			name:     "no selection: active automatic gateways of exactly the currency, sorted by code",
+			name:     "no selection: active automatic gateways of exactly the currency, by display name",
 			merchant: merchant(tzs, kes, ugx),
 			all:      catalogue,
 			currency: tzs,
@@ -172,12 +173,22 @@ func TestResolveGateways(t *testing.T) {
 			want:     []paygatev1.GatewayCode{"mpesa-ke"},
 		},
 		{
-			name:     "selection restricts",
+			name:     "no selection: by display name, then by code",
+			merchant: merchant(tzs),
+			all: []paygatev1.Gateway{
+				gw("a-tigo", tzs, displayName("Tigo Pesa")), gw("z-mpesa", tzs, displayName("M-Pesa")),
+				gw("b-mpesa", tzs, displayName("M-Pesa")), gw("airtel", tzs, displayName("Airtel Money")),
+			},
+			currency: tzs,
+			want:     []paygatev1.GatewayCode{"airtel", "b-mpesa", "z-mpesa", "a-tigo"},
+		},
+		{
+			name:     "selection restricts, in the selection's order",
 			merchant: merchant(tzs, kes),
 			sel:      Selection{"tigo-tz", "mpesa-tz", "mpesa-ke"},
 			all:      catalogue,
 			currency: tzs,
-			want:     []paygatev1.GatewayCode{"mpesa-tz", "tigo-tz"},
+			want:     []paygatev1.GatewayCode{"tigo-tz", "mpesa-tz"},
 		},
 		{
 			name:     "selection cannot add a manual, inactive or deleting gateway",
@@ -232,7 +243,7 @@ func TestResolveGateways(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := slices.Clone(codes(tt.all))
-			got := ResolveGateways(tt.merchant, tt.sel, tt.all, tt.currency)
+			got := ResolveGateways(tt.merchant, tt.sel, tt.all, Request{Currency: tt.currency, Environment: paygatev1.EnvironmentSandbox})
 			if tt.reason != "" {
 				if len(got.Gateways) != 0 {
 					t.Errorf("Gateways = %v, want none", codes(got.Gateways))
@@ -277,8 +288,97 @@ func TestServes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Serves(&tt.g, tt.cur); got != tt.want {
-				t.Errorf("Serves = %v, want %v", got, tt.want)
+			for _, env := range []paygatev1.Environment{paygatev1.EnvironmentSandbox, paygatev1.EnvironmentProduction, ""} {
+				if got := Serves(&tt.g, Request{Currency: tt.cur, Environment: env}); got != tt.want {
+					t.Errorf("Serves in %q = %v, want %v", env, got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func TestRequestOf(t *testing.T) {
+	p := &paygatev1.Payment{Spec: paygatev1.PaymentSpec{Currency: "KES", Environment: paygatev1.EnvironmentProduction}}
+	if got, want := RequestOf(p), (Request{Currency: "KES", Environment: paygatev1.EnvironmentProduction}); got != want {
+		t.Errorf("RequestOf = %+v, want %+v", got, want)
+	}
+}
+
+func TestOrder(t *testing.T) {
+	gateways := []paygatev1.Gateway{
+		gw("tigo-tz", "TZS", displayName("Tigo Pesa")),
+		gw("mpesa-tz", "TZS", displayName("M-Pesa")),
+		gw("airtel-tz", "TZS", displayName("Airtel Money")),
+		gw("mpesa-b", "TZS", displayName("M-Pesa")),
+		gw("halo-tz", "TZS", displayName("Halo Pesa")),
+	}
+	tests := []struct {
+		name string
+		sel  Selection
+		want []paygatev1.GatewayCode
+	}{
+		{"no selection: display name, then code", nil, []paygatev1.GatewayCode{"airtel-tz", "halo-tz", "mpesa-b", "mpesa-tz", "tigo-tz"}},
+		{"empty selection is no selection", Selection{}, []paygatev1.GatewayCode{"airtel-tz", "halo-tz", "mpesa-b", "mpesa-tz", "tigo-tz"}},
+		{"selection order", Selection{"tigo-tz", "mpesa-tz", "airtel-tz", "mpesa-b", "halo-tz"}, []paygatev1.GatewayCode{"tigo-tz", "mpesa-tz", "airtel-tz", "mpesa-b", "halo-tz"}},
+		{"unselected last, by display name", Selection{"tigo-tz", "no-such"}, []paygatev1.GatewayCode{"tigo-tz", "airtel-tz", "halo-tz", "mpesa-b", "mpesa-tz"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Every starting order ends in the same order.
+			for _, start := range [][]paygatev1.Gateway{slices.Clone(gateways), reversed(gateways)} {
+				Order(start, tt.sel)
+				if got := codes(start); !slices.Equal(got, tt.want) {
+					t.Errorf("Order(%v) = %v, want %v", tt.sel, got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func reversed(gs []paygatev1.Gateway) []paygatev1.Gateway {
+	out := slices.Clone(gs)
+	slices.Reverse(out)
+	return out
+}
+
+func TestWithinLimits(t *testing.T) {
+	limits := func(lo, hi string) gwOpt {
+		return func(g *paygatev1.Gateway) {
+			if lo != "" {
+				d := paygatev1.Decimal(lo)
+				g.Spec.MinAmount = &d
+			}
+			if hi != "" {
+				d := paygatev1.Decimal(hi)
+				g.Spec.MaxAmount = &d
+			}
+		}
+	}
+	gateways := []paygatev1.Gateway{
+		gw("none", "TZS"),
+		gw("min-1000", "TZS", limits("1000", "")),
+		gw("max-5000.50", "TZS", limits("", "5000.50")),
+		gw("1000-5000", "TZS", limits("1000.00", "5000")),
+		gw("bad-limits", "TZS", limits("lots", "1e3")),
+	}
+	tests := []struct {
+		amount string
+		want   []paygatev1.GatewayCode
+	}{
+		{"1", []paygatev1.GatewayCode{"none", "max-5000.50", "bad-limits"}},
+		{"999.99", []paygatev1.GatewayCode{"none", "max-5000.50", "bad-limits"}},
+		{"1000", []paygatev1.GatewayCode{"none", "min-1000", "max-5000.50", "1000-5000", "bad-limits"}},
+		{"5000.00", []paygatev1.GatewayCode{"none", "min-1000", "max-5000.50", "1000-5000", "bad-limits"}},
+		{"5000.01", []paygatev1.GatewayCode{"none", "min-1000", "max-5000.50", "bad-limits"}},
+		{"5000.50", []paygatev1.GatewayCode{"none", "min-1000", "max-5000.50", "bad-limits"}},
+		{"5000.51", []paygatev1.GatewayCode{"none", "min-1000", "bad-limits"}},
+		{"123456789012345678.123456789", []paygatev1.GatewayCode{"none", "min-1000", "bad-limits"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.amount, func(t *testing.T) {
+			got := codes(WithinLimits(gateways, money.MustParseAmount(tt.amount)))
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("WithinLimits(%s) = %v, want %v", tt.amount, got, tt.want)
 			}
 		})
 	}

@@ -1,10 +1,11 @@
 // Copyright 2026 The Paygate Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-// Package events builds webhook events as WebhookDelivery objects (architecture rule 5). An
-// event's object name and its evt_ id both derive from the source object's UID and the event
-// type, so repeated reconciles and restarts can only ever produce the one event of an occurrence.
-// The payload is built once and stored: every attempt sends, and signs, the same bytes.
+// Package events builds webhook events as WebhookDelivery objects (docs/webhooks.md). An event's
+// object name and its evt_ id both derive from the source object's UID and the event type
+// (internal/names), so repeated reconciles and restarts can only ever produce the one event of an
+// occurrence. The payload is built once and stored: every attempt sends, and signs, the same
+// bytes.
 package events
 
 import (
@@ -12,6 +13,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -19,13 +21,14 @@ import (
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/names"
 	"github.com/paygate/paygate/pkg/paygate"
 )
 
-// APIVersion is the date-form version webhook payloads carry (spec section 6).
+// APIVersion is the date-form version webhook payloads carry (docs/webhooks-receiver.md).
 const APIVersion = "2026-11-01"
 
-// Event types (spec section 6), as merchants see them in pkg/paygate.
+// Event types (docs/webhooks-receiver.md), as merchants see them in pkg/paygate.
 const (
 	PaymentCompleted      = paygate.EventPaymentCompleted
 	PaymentFailed         = paygate.EventPaymentFailed
@@ -37,16 +40,27 @@ const (
 	InvoicePaymentFailed  = paygate.EventInvoicePaymentFailed
 )
 
-func digest(sourceUID, eventType string) string {
-	sum := sha256.Sum256([]byte("paygate.dev/event\x00" + sourceUID + "\x00" + eventType))
-	return hex.EncodeToString(sum[:16])
+// DeliveryName is the WebhookDelivery name of an occurrence: "whd-" and 24 characters of
+// lower-case base32 (names.Derive).
+func DeliveryName(sourceUID, eventType string) string {
+	return "whd-" + names.Derive(names.PurposeEvent, sourceUID, eventType)
 }
 
-// DeliveryName is the WebhookDelivery name of an occurrence.
-func DeliveryName(sourceUID, eventType string) string { return "whd-" + digest(sourceUID, eventType) }
+// EventID is the evt_ id of an occurrence: "evt_" and the same 24 characters as its
+// DeliveryName.
+func EventID(sourceUID, eventType string) string {
+	return "evt_" + names.Derive(names.PurposeEvent, sourceUID, eventType)
+}
 
-// EventID is the evt_ id of an occurrence.
-func EventID(sourceUID, eventType string) string { return "evt_" + digest(sourceUID, eventType) }
+// DeliveryNames are the names the WebhookDelivery of an occurrence may have: DeliveryName, then
+// the name versions before names.Derive gave it ("whd-" and 32 hex digits). An occurrence whose
+// event an earlier version created keeps that event, under its old name and with its old evt_ id:
+// whoever checks whether an occurrence has its event looks for each of these names, so an
+// upgrade never sends a merchant an event twice with two ids.
+func DeliveryNames(sourceUID, eventType string) []string {
+	sum := sha256.Sum256([]byte("paygate.dev/event\x00" + sourceUID + "\x00" + eventType))
+	return []string{DeliveryName(sourceUID, eventType), "whd-" + hex.EncodeToString(sum[:16])}
+}
 
 // Envelope is the body of every webhook.
 type Envelope struct {
@@ -114,29 +128,34 @@ func PaymentEventType(p *paygatev1.Payment) (string, bool) {
 
 // NewPaymentData builds the data of a terminal payment's event. A settled payment reports
 // status "completed"; a failed one "failed" with the failure code in reason, and fees and net 0.
-func NewPaymentData(p *paygatev1.Payment) PaymentData {
-	cur, _ := money.LookupCurrency(string(p.Spec.Currency))
-	m := func(d paygatev1.Decimal) Money {
-		a, err := money.ParseAmount(string(d))
+// An amount that cannot be rendered exactly (money.JSONAmount) is an error and no data: the
+// caller sends no event rather than one with a wrong amount.
+func NewPaymentData(p *paygatev1.Payment) (PaymentData, error) {
+	var errs []error
+	m := func(what string, d paygatev1.Decimal) Money {
+		v, err := money.JSONAmount(string(d), string(p.Spec.Currency))
 		if err != nil {
-			a = money.Amount{}
+			errs = append(errs, fmt.Errorf("%s of payment %s: %w", what, p.Name, err))
 		}
-		return Money{Value: a.JSONNumber(cur.Scale), Currency: string(p.Spec.Currency)}
+		return Money{Value: v, Currency: string(p.Spec.Currency)}
 	}
 	d := PaymentData{TrxID: p.Name, MerchantRef: p.Spec.MerchantReference, Environment: string(p.Spec.Environment)}
-	d.Amount = m(p.Spec.Amount)
+	d.Amount = m("amount", p.Spec.Amount)
 	d.Settlement.Gross = d.Amount
 	if p.Status.Phase == paygatev1.PaymentSuccess {
 		d.Status = "completed"
-		d.Settlement.Fees, d.Settlement.Net = m(p.Status.Fee), m(p.Status.NetAmount)
+		d.Settlement.Fees, d.Settlement.Net = m("fee", p.Status.Fee), m("net amount", p.Status.NetAmount)
 	} else {
 		d.Status, d.Reason = "failed", p.Status.Reason
-		d.Settlement.Fees, d.Settlement.Net = m("0"), m("0")
+		d.Settlement.Fees, d.Settlement.Net = m("fee", "0"), m("net amount", "0")
+	}
+	if len(errs) > 0 {
+		return PaymentData{}, errors.Join(errs...)
 	}
 	d.Customer.Name, d.Customer.Email = p.Spec.Customer.Name, p.Spec.Customer.Email
 	d.Customer.Phone = string(p.Spec.Customer.Phone)
 	if d.Customer.Phone == "" && p.Spec.PushRequest != nil {
 		d.Customer.Phone = string(p.Spec.PushRequest.Phone)
 	}
-	return d
+	return d, nil
 }

@@ -18,6 +18,13 @@ type Currency struct {
 	Scale int32
 	// Name is the ISO 4217 currency name.
 	Name string
+	// PhoneRegion is the ISO 3166-1 alpha-2 region (e.g. "TZ") whose numbering plan reads a
+	// customer's mobile number written in national format ("0712 345 678") for a payment in this
+	// currency (internal/phone). Empty where Paygate reads only international numbers ("+255...").
+	PhoneRegion string
+	// Format is how people in the currency's country write amounts (FormatAmount). The zero
+	// value is the English form, "1,500.50".
+	Format NumberFormat
 }
 
 // MaxCurrencyScale is the largest Currency.Scale accepted by this package.
@@ -28,39 +35,42 @@ const MaxCurrencyScale = MaxFractionDigits
 var ErrInvalidCurrency = errors.New("invalid currency")
 
 // currencies is the table of supported currencies, keyed by code. Scales are
-// the ISO 4217 minor units (list one, "Minor unit" column).
+// the ISO 4217 minor units (list one, "Minor unit" column). Formats are those
+// of the Unicode CLDR for the main language of the currency's country; a
+// currency of several countries, or of a country whose languages write numbers
+// differently (RWF, BIF, TND, ...), keeps the English form.
 var currencies = map[string]Currency{}
 
 func init() {
 	for _, c := range []Currency{
 		// East and Central Africa.
-		{Code: "TZS", Scale: 2, Name: "Tanzanian Shilling"},
-		{Code: "KES", Scale: 2, Name: "Kenyan Shilling"},
-		{Code: "UGX", Scale: 0, Name: "Uganda Shilling"},
-		{Code: "RWF", Scale: 0, Name: "Rwanda Franc"},
+		{Code: "TZS", Scale: 2, Name: "Tanzanian Shilling", PhoneRegion: "TZ"},
+		{Code: "KES", Scale: 2, Name: "Kenyan Shilling", PhoneRegion: "KE"},
+		{Code: "UGX", Scale: 0, Name: "Uganda Shilling", PhoneRegion: "UG"},
+		{Code: "RWF", Scale: 0, Name: "Rwanda Franc", PhoneRegion: "RW"},
 		{Code: "BIF", Scale: 0, Name: "Burundi Franc"},
-		{Code: "CDF", Scale: 2, Name: "Congolese Franc"},
+		{Code: "CDF", Scale: 2, Name: "Congolese Franc", Format: narrowSpaceComma},
 		{Code: "ETB", Scale: 2, Name: "Ethiopian Birr"},
 		{Code: "SOS", Scale: 2, Name: "Somali Shilling"},
 		{Code: "SSP", Scale: 2, Name: "South Sudanese Pound"},
-		{Code: "DJF", Scale: 0, Name: "Djibouti Franc"},
-		{Code: "KMF", Scale: 0, Name: "Comorian Franc"},
+		{Code: "DJF", Scale: 0, Name: "Djibouti Franc", Format: narrowSpaceComma},
+		{Code: "KMF", Scale: 0, Name: "Comorian Franc", Format: narrowSpaceComma},
 		// Southern Africa.
-		{Code: "MWK", Scale: 2, Name: "Malawi Kwacha"},
-		{Code: "ZMW", Scale: 2, Name: "Zambian Kwacha"},
-		{Code: "MZN", Scale: 2, Name: "Mozambique Metical"},
-		{Code: "ZAR", Scale: 2, Name: "Rand"},
+		{Code: "MWK", Scale: 2, Name: "Malawi Kwacha", PhoneRegion: "MW"},
+		{Code: "ZMW", Scale: 2, Name: "Zambian Kwacha", PhoneRegion: "ZM"},
+		{Code: "MZN", Scale: 2, Name: "Mozambique Metical", Format: spaceComma},
+		{Code: "ZAR", Scale: 2, Name: "Rand", Format: spaceComma},
 		{Code: "BWP", Scale: 2, Name: "Pula"},
 		{Code: "MUR", Scale: 2, Name: "Mauritius Rupee"},
 		// West Africa.
-		{Code: "NGN", Scale: 2, Name: "Naira"},
-		{Code: "GHS", Scale: 2, Name: "Ghana Cedi"},
-		{Code: "XOF", Scale: 0, Name: "CFA Franc BCEAO"},
-		{Code: "XAF", Scale: 0, Name: "CFA Franc BEAC"},
-		{Code: "GNF", Scale: 0, Name: "Guinean Franc"},
+		{Code: "NGN", Scale: 2, Name: "Naira", PhoneRegion: "NG"},
+		{Code: "GHS", Scale: 2, Name: "Ghana Cedi", PhoneRegion: "GH"},
+		{Code: "XOF", Scale: 0, Name: "CFA Franc BCEAO", Format: narrowSpaceComma},
+		{Code: "XAF", Scale: 0, Name: "CFA Franc BEAC", Format: narrowSpaceComma},
+		{Code: "GNF", Scale: 0, Name: "Guinean Franc", Format: narrowSpaceComma},
 		// North Africa and Middle East.
 		{Code: "EGP", Scale: 2, Name: "Egyptian Pound"},
-		{Code: "MAD", Scale: 2, Name: "Moroccan Dirham"},
+		{Code: "MAD", Scale: 2, Name: "Moroccan Dirham", Format: dotComma},
 		{Code: "TND", Scale: 3, Name: "Tunisian Dinar"},
 		{Code: "LYD", Scale: 3, Name: "Libyan Dinar"},
 		{Code: "AED", Scale: 2, Name: "UAE Dirham"},
@@ -75,14 +85,14 @@ func init() {
 		{Code: "USD", Scale: 2, Name: "US Dollar"},
 		{Code: "EUR", Scale: 2, Name: "Euro"},
 		{Code: "GBP", Scale: 2, Name: "Pound Sterling"},
-		{Code: "CHF", Scale: 2, Name: "Swiss Franc"},
+		{Code: "CHF", Scale: 2, Name: "Swiss Franc", Format: apostropheDot},
 		{Code: "CAD", Scale: 2, Name: "Canadian Dollar"},
 		{Code: "AUD", Scale: 2, Name: "Australian Dollar"},
 		{Code: "JPY", Scale: 0, Name: "Yen"},
 		{Code: "KRW", Scale: 0, Name: "Won"},
 		{Code: "CNY", Scale: 2, Name: "Yuan Renminbi"},
 		{Code: "HKD", Scale: 2, Name: "Hong Kong Dollar"},
-		{Code: "INR", Scale: 2, Name: "Indian Rupee"},
+		{Code: "INR", Scale: 2, Name: "Indian Rupee", Format: indian},
 	} {
 		if _, dup := currencies[c.Code]; dup {
 			panic("money: duplicate currency " + c.Code)

@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/nyaruka/phonenumbers"
+
+	"github.com/paygate/paygate/internal/money"
 )
 
 // MaxInputLength is the longest raw input, in characters, NormalizeMobile
@@ -96,6 +98,14 @@ func NormalizeMobile(raw string, defaultRegion string) (e164 string, err error) 
 		return "", notMobile
 	}
 	return "", firstErr
+}
+
+// NormalizeForCurrency is NormalizeMobile for a payment in currency (an ISO 4217 code): a
+// number in national format is read in the currency's country, the PhoneRegion of the currency
+// table (internal/money); a currency without one accepts only international numbers.
+func NormalizeForCurrency(raw, currency string) (e164 string, err error) {
+	c, _ := money.LookupCurrency(currency)
+	return NormalizeMobile(raw, c.PhoneRegion)
 }
 
 // clean checks the raw input and returns its digits and whether it started

@@ -114,6 +114,35 @@ func TestNormalizeMobile(t *testing.T) {
 	}
 }
 
+func TestNormalizeForCurrency(t *testing.T) {
+	tests := []struct {
+		raw, currency, want string
+		wantErr             error
+	}{
+		{"0712345678", "TZS", "+255712345678", nil},
+		{"0712345678", "KES", "+254712345678", nil},
+		{"0772123456", "UGX", "+256772123456", nil},
+		{"0788123456", "RWF", "+250788123456", nil},
+		{"0991234567", "MWK", "+265991234567", nil},
+		{"0971234567", "ZMW", "+260971234567", nil},
+		{"0241234567", "GHS", "+233241234567", nil},
+		{"08031234567", "NGN", "+2348031234567", nil},
+		// International numbers are read the same whatever the currency.
+		{"+255712345678", "KES", "+255712345678", nil},
+		{"+255712345678", "USD", "+255712345678", nil},
+		// A currency without a phone region, or an unknown one, reads only international numbers.
+		{"0712345678", "USD", "", ErrInvalidNumber},
+		{"0712345678", "XXX", "", ErrInvalidNumber},
+		{"0712345678", "", "", ErrInvalidNumber},
+	}
+	for _, tt := range tests {
+		got, err := NormalizeForCurrency(tt.raw, tt.currency)
+		if !errors.Is(err, tt.wantErr) || got != tt.want {
+			t.Errorf("NormalizeForCurrency(%q, %q) = %q, %v; want %q, %v", tt.raw, tt.currency, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
 func TestNormalizeMobileErrorMessages(t *testing.T) {
 	tests := []struct {
 		raw, region, want string

@@ -4,14 +4,13 @@
 package provider
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/pkg/paygate/signing"
 )
 
 // Callback headers the upstream provider sets on every callback POST.
@@ -55,7 +54,7 @@ type Callback struct {
 	Reference         string
 	ProviderReference string
 	Status            Status
-	Code              string
+	Code              paygatev1.FailureCode
 	Message           string
 	// Kind is CallbackKindCollection or CallbackKindDisbursement.
 	Kind string
@@ -74,15 +73,13 @@ type callbackBody struct {
 // SignCallback returns the hex HMAC-SHA256 of "<timestamp>.<body>" keyed with secret: the value
 // of the X-Provider-Signature header.
 func SignCallback(secret []byte, timestamp string, body []byte) string {
-	return hex.EncodeToString(callbackMAC(secret, timestamp, body))
+	return signing.SignMAC(secret, callbackPayload(timestamp, body))
 }
 
-func callbackMAC(secret []byte, timestamp string, body []byte) []byte {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(timestamp))
-	m.Write([]byte{'.'})
-	m.Write(body)
-	return m.Sum(nil)
+// callbackPayload is what a callback signs, "<timestamp>.<body>": the form of Paygate's own
+// webhook signature.
+func callbackPayload(timestamp string, body []byte) []byte {
+	return signing.WebhookPayload(timestamp, body)
 }
 
 // ParseCallback verifies and decodes a callback: signatureHex and timestamp are the
@@ -90,7 +87,7 @@ func callbackMAC(secret []byte, timestamp string, body []byte) []byte {
 // in this order, the signature (constant time), that the timestamp is within maxAge of now in
 // either direction (maxAge <= 0 means DefaultCallbackMaxAge), and the payload: valid JSON object,
 // non-empty reference, a known status (INPROGRESS is StatusPending), a known kind. A FAILED
-// callback without a code gets CodeProviderError. Errors wrap ErrCallbackSignature,
+// callback without a code gets PROVIDER_ERROR. Errors wrap ErrCallbackSignature,
 // ErrCallbackTimestamp or ErrCallbackPayload and never contain the secret.
 func ParseCallback(secret []byte, signatureHex, timestamp string, body []byte, now time.Time, maxAge time.Duration) (Callback, error) {
 	if len(secret) == 0 {
@@ -100,29 +97,27 @@ func ParseCallback(secret []byte, signatureHex, timestamp string, body []byte, n
 	if signatureHex == "" {
 		return Callback{}, fmt.Errorf("%w: missing %s", ErrCallbackSignature, CallbackSignatureHeader)
 	}
-	sig, err := hex.DecodeString(signatureHex)
-	if err != nil || len(sig) != sha256.Size {
+	sigErr := signing.VerifyMAC(secret, signatureHex, callbackPayload(timestamp, body))
+	if errors.Is(sigErr, signing.ErrSignatureMalformed) {
 		return Callback{}, fmt.Errorf("%w: %s is not a hex SHA-256 MAC", ErrCallbackSignature, CallbackSignatureHeader)
 	}
 	if timestamp == "" {
 		return Callback{}, fmt.Errorf("%w: missing %s", ErrCallbackTimestamp, CallbackTimestampHeader)
 	}
-	if !hmac.Equal(sig, callbackMAC(secret, timestamp, body)) {
+	if sigErr != nil {
 		return Callback{}, fmt.Errorf("%w: mismatch", ErrCallbackSignature)
 	}
 
-	ts, err := parseUnixSeconds(timestamp)
-	if err != nil {
-		return Callback{}, fmt.Errorf("%w: %s is not Unix seconds", ErrCallbackTimestamp, CallbackTimestampHeader)
-	}
 	if maxAge <= 0 {
 		maxAge = DefaultCallbackMaxAge
 	}
-	// Compare in seconds to avoid overflow in time arithmetic for absurd timestamps.
-	skew := now.Unix() - ts
-	limit := int64(maxAge / time.Second)
-	if skew > limit || -skew > limit {
-		return Callback{}, fmt.Errorf("%w: signed %ds away from now (allowed %ds)", ErrCallbackTimestamp, skew, limit)
+	ts, err := signing.CheckTimestamp(timestamp, now, maxAge)
+	if errors.Is(err, signing.ErrTimestampMalformed) {
+		return Callback{}, fmt.Errorf("%w: %s is not Unix seconds", ErrCallbackTimestamp, CallbackTimestampHeader)
+	}
+	if err != nil {
+		return Callback{}, fmt.Errorf("%w: signed %ds away from now (allowed %ds)", ErrCallbackTimestamp,
+			now.Unix()-ts, int64(maxAge/time.Second))
 	}
 
 	if len(body) > MaxCallbackBody {
@@ -146,26 +141,12 @@ func ParseCallback(secret []byte, signatureHex, timestamp string, body []byte, n
 		Reference:         cb.Reference,
 		ProviderReference: cb.ProviderReference,
 		Status:            st,
-		Code:              cb.Code,
+		Code:              paygatev1.FailureCode(cb.Code),
 		Message:           cb.Message,
 		Kind:              cb.Kind,
 	}
 	if st == StatusFailed && out.Code == "" {
-		out.Code = CodeProviderError
+		out.Code = paygatev1.FailureProviderError
 	}
 	return out, nil
-}
-
-// parseUnixSeconds accepts a plain non-negative decimal integer, nothing else (no sign, spaces
-// or fractions).
-func parseUnixSeconds(s string) (int64, error) {
-	if s == "" || len(s) > 18 {
-		return 0, errors.New("bad length")
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, errors.New("not decimal")
-		}
-	}
-	return strconv.ParseInt(s, 10, 64)
 }

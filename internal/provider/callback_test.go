@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 )
 
 func TestParseCallback(t *testing.T) {
@@ -42,8 +44,8 @@ func TestParseCallback(t *testing.T) {
 		}{
 			{`{"reference":"r","status":"INPROGRESS","kind":"collection"}`, Callback{Reference: "r", Status: StatusPending, Kind: "collection"}},
 			{`{"reference":"r","status":"AMBIGUOUS","kind":"disbursement"}`, Callback{Reference: "r", Status: StatusAmbiguous, Kind: "disbursement"}},
-			{`{"reference":"r","status":"FAILED","code":"CUSTOMER_CANCELLED","kind":"collection"}`, Callback{Reference: "r", Status: StatusFailed, Code: CodeCustomerCancelled, Kind: "collection"}},
-			{`{"reference":"r","status":"FAILED","kind":"disbursement"}`, Callback{Reference: "r", Status: StatusFailed, Code: CodeProviderError, Kind: "disbursement"}},
+			{`{"reference":"r","status":"FAILED","code":"CUSTOMER_CANCELLED","kind":"collection"}`, Callback{Reference: "r", Status: StatusFailed, Code: paygatev1.FailureCustomerCancelled, Kind: "collection"}},
+			{`{"reference":"r","status":"FAILED","kind":"disbursement"}`, Callback{Reference: "r", Status: StatusFailed, Code: paygatev1.FailureProviderError, Kind: "disbursement"}},
 		} {
 			b := []byte(tc.body)
 			cb, err := ParseCallback(secret, SignCallback(secret, ts, b), ts, b, now, time.Minute)

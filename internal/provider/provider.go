@@ -12,6 +12,8 @@ package provider
 import (
 	"context"
 	"errors"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 )
 
 // Status is the provider's view of an operation.
@@ -31,16 +33,6 @@ const (
 
 // Terminal reports whether the status can no longer change.
 func (s Status) Terminal() bool { return s == StatusSuccess || s == StatusFailed }
-
-// Failure codes, as the spec's section 7 names them where it has a name.
-const (
-	CodeInsufficientFunds = "INSUFFICIENT_FUNDS"
-	CodePaymentDeclined   = "PAYMENT_DECLINED"
-	CodeCustomerCancelled = "CUSTOMER_CANCELLED"
-	CodeExpiredSession    = "EXPIRED_SESSION"
-	CodeInvalidAccount    = "INVALID_ACCOUNT"
-	CodeProviderError     = "PROVIDER_ERROR"
-)
 
 // ErrNotFound is returned by status queries for a reference the provider never received: the
 // earlier call did not reach it, so it is safe to make the call (with the same reference).
@@ -78,8 +70,11 @@ type Result struct {
 	Status Status
 	// ProviderReference is the provider's own id for the operation, once it has one.
 	ProviderReference string
-	// Code says why a failed operation failed.
-	Code string
+	// Code says why a failed operation failed, as the payment domain names it (the failure codes
+	// of api/v1alpha1). The sandbox answers with those codes; the upstream protocol uses them on
+	// the wire, a code it sends that Paygate does not know is passed through as it is, and a
+	// failure it sends without a code is PROVIDER_ERROR (docs/upstream-provider.md).
+	Code paygatev1.FailureCode
 	// Message is the provider's human text, if any (never shown to customers as is).
 	Message string
 	// Remark is an annotation the provider attaches (the sandbox marks SANDBOX_TRANSACTION).

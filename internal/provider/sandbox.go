@@ -8,9 +8,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 )
 
-// SandboxRemark marks every sandbox transaction (spec section 3).
+// SandboxRemark marks every sandbox transaction (docs/sandbox.md).
 const SandboxRemark = "SANDBOX_TRANSACTION"
 
 // Magic customer numbers: a sandbox push or payout to a mobile number whose last six digits are
@@ -92,11 +94,11 @@ func (s *Sandbox) status(kind, reference string) (Result, error) {
 	elapsed := s.opts.Clock().Sub(op.at)
 	switch magic(op.phone) {
 	case MagicInsufficientFunds:
-		res.Status, res.Code = StatusFailed, CodeInsufficientFunds
+		res.Status, res.Code = StatusFailed, paygatev1.FailureInsufficientFunds
 	case MagicDeclined:
-		res.Status, res.Code = StatusFailed, CodePaymentDeclined
+		res.Status, res.Code = StatusFailed, paygatev1.FailurePaymentDeclined
 	case MagicCustomerCancelled:
-		res.Status, res.Code = StatusFailed, CodeCustomerCancelled
+		res.Status, res.Code = StatusFailed, paygatev1.FailureCustomerCancelled
 	case MagicNoAnswer:
 		res.Status = StatusPending
 	case MagicSlowSuccess:

@@ -14,6 +14,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 )
 
 // The upstream provider's HTTP protocol is written down in docs/upstream-provider.md.
@@ -242,7 +244,7 @@ func (p *Upstream) create(ctx context.Context, path string, body upstreamRequest
 		// (from a proxy, say) proves nothing about whether the provider saw the request.
 		var r upstreamResponse
 		if json.Unmarshal(resp, &r) == nil && r.Code != "" {
-			return Result{Status: StatusFailed, Code: r.Code, Message: r.Message}, nil
+			return Result{Status: StatusFailed, Code: paygatev1.FailureCode(r.Code), Message: r.Message}, nil
 		}
 	}
 	return Result{}, statusError(http.MethodPost, path, status, resp)
@@ -312,9 +314,9 @@ func resultFrom(path, reference string, data []byte) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Status: st, ProviderReference: r.ProviderReference, Code: r.Code, Message: r.Message, Remark: r.Remark}
+	res := Result{Status: st, ProviderReference: r.ProviderReference, Code: paygatev1.FailureCode(r.Code), Message: r.Message, Remark: r.Remark}
 	if st == StatusFailed && res.Code == "" {
-		res.Code = CodeProviderError
+		res.Code = paygatev1.FailureProviderError
 	}
 	return res, nil
 }

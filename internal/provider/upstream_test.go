@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 )
 
 const testUpstreamToken = "s3cr3t-upstream-token"
@@ -109,8 +111,9 @@ func TestUpstreamStatusMapping(t *testing.T) {
 		{"INPROGRESS", "", http.StatusAccepted, Result{Status: StatusPending, ProviderReference: "PR1", Message: "m", Remark: "r"}},
 		{"SUCCESS", "", http.StatusOK, Result{Status: StatusSuccess, ProviderReference: "PR1", Message: "m", Remark: "r"}},
 		{"SUCCESS", "", http.StatusCreated, Result{Status: StatusSuccess, ProviderReference: "PR1", Message: "m", Remark: "r"}},
-		{"FAILED", CodeInsufficientFunds, http.StatusOK, Result{Status: StatusFailed, ProviderReference: "PR1", Code: CodeInsufficientFunds, Message: "m", Remark: "r"}},
-		{"FAILED", "", http.StatusOK, Result{Status: StatusFailed, ProviderReference: "PR1", Code: CodeProviderError, Message: "m", Remark: "r"}},
+		{"FAILED", string(paygatev1.FailureInsufficientFunds), http.StatusOK, Result{Status: StatusFailed, ProviderReference: "PR1", Code: paygatev1.FailureInsufficientFunds, Message: "m", Remark: "r"}},
+		{"FAILED", "", http.StatusOK, Result{Status: StatusFailed, ProviderReference: "PR1", Code: paygatev1.FailureProviderError, Message: "m", Remark: "r"}},
+		{"FAILED", "LIMIT_EXCEEDED", http.StatusOK, Result{Status: StatusFailed, ProviderReference: "PR1", Code: "LIMIT_EXCEEDED", Message: "m", Remark: "r"}},
 		{"AMBIGUOUS", "", http.StatusOK, Result{Status: StatusAmbiguous, ProviderReference: "PR1", Message: "m", Remark: "r"}},
 	}
 	for _, tc := range tests {
@@ -282,7 +285,7 @@ func TestUpstreamRejected(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := Result{Status: StatusFailed, Code: CodeInvalidAccount, Message: "msisdn not registered"}
+				want := Result{Status: StatusFailed, Code: paygatev1.FailureInvalidAccount, Message: "msisdn not registered"}
 				if got != want {
 					t.Fatalf("got %+v, want %+v", got, want)
 				}

@@ -1,7 +1,7 @@
 // Copyright 2026 The Paygate Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-// Package webhook sends signed webhook deliveries to merchants' receivers (spec section 6). A
+// Package webhook sends signed webhook deliveries to merchants' receivers (docs/webhooks.md). A
 // Sender makes one attempt per Send; scheduling and retries belong to the caller. Every attempt
 // goes through an SSRF Guard, never follows redirects, never uses an environment proxy, and
 // reports an Outcome whose error text is safe to store in a status: it never contains the
@@ -25,13 +25,13 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/paygate/paygate/internal/signature"
+	"github.com/paygate/paygate/pkg/paygate/signing"
 )
 
 // Defaults of Options.
 const (
 	DefaultTimeout   = 10 * time.Second
-	DefaultBrandWord = "Paygate"
+	DefaultBrandWord = signing.DefaultBrand
 	DefaultUserAgent = "Paygate-Webhooks/1.0"
 )
 
@@ -104,7 +104,7 @@ func NewSender(opts Options) *Sender {
 		timeout:   opts.Timeout,
 		userAgent: opts.UserAgent,
 	}
-	s.hdrEvent, s.hdrTimestamp, s.hdrSignature = HeaderNames(opts.BrandWord)
+	s.hdrEvent, s.hdrTimestamp, s.hdrSignature = signing.WebhookHeaderNames(opts.BrandWord)
 	s.hdrEventID = s.hdrEvent + "-Id"
 	return s
 }
@@ -121,19 +121,6 @@ func validBrand(b string) bool {
 		}
 	}
 	return true
-}
-
-// HeaderNames returns the event type, timestamp and signature header names for brand, in
-// canonical form: X-<Brand>-Event, X-<Brand>-Timestamp and X-<Brand>-Signature. Deliveries also
-// carry X-<Brand>-Event-Id (the event id) and X-Environment. An empty brand means
-// DefaultBrandWord.
-func HeaderNames(brand string) (event, timestamp, signature string) {
-	if brand == "" {
-		brand = DefaultBrandWord
-	}
-	p := "X-" + brand + "-"
-	return http.CanonicalHeaderKey(p + "Event"), http.CanonicalHeaderKey(p + "Timestamp"),
-		http.CanonicalHeaderKey(p + "Signature")
 }
 
 // Delivery is one attempt's input.
@@ -200,7 +187,7 @@ func (s *Sender) Send(ctx context.Context, d Delivery, now time.Time) Outcome {
 	}
 	req.Header.Set(s.hdrEvent, d.EventType)
 	req.Header.Set(s.hdrTimestamp, ts)
-	req.Header.Set(s.hdrSignature, signature.SignWebhook(d.Secret, ts, d.Body))
+	req.Header.Set(s.hdrSignature, signing.SignWebhook(d.Secret, ts, d.Body))
 	if d.EventID != "" {
 		req.Header.Set(s.hdrEventID, d.EventID)
 	}

@@ -1,8 +1,8 @@
 // Copyright 2026 The Paygate Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-// Package paygate is a Go client for the Paygate merchant API: it signs every request as the
-// spec's section 5 says and calls each endpoint. Merchants import it; Paygate's end-to-end tests
+// Package paygate is a Go client for the Paygate merchant API: it signs every request as
+// docs/api.md (Authentication) says, with package signing, and calls each endpoint. Merchants import it; Paygate's end-to-end tests
 // use it too.
 //
 //	c := paygate.New("https://pay.example", paygate.Credentials{
@@ -17,10 +17,8 @@ package paygate
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,6 +26,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/paygate/paygate/pkg/paygate/signing"
 )
 
 // Credentials are one environment's credential set. Switching environment switches all four.
@@ -54,12 +54,10 @@ func New(baseURL string, creds Credentials) *Client {
 }
 
 // Sign returns the X-Signature value for a request: sha256=<hex HMAC-SHA256> of
-// "<timestamp>.<METHOD>.<path_with_query>.<raw_body>" with the API secret.
+// "<timestamp>.<METHOD>.<path_with_query>.<raw_body>" with the API secret. It is
+// signing.SignRequest with the secret as a string.
 func Sign(secret, timestamp, method, pathWithQuery string, body []byte) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(timestamp + "." + strings.ToUpper(method) + "." + pathWithQuery + "."))
-	m.Write(body)
-	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+	return signing.SignRequest([]byte(secret), timestamp, method, pathWithQuery, body)
 }
 
 // Response is a raw API response.
@@ -112,8 +110,8 @@ func (c *Client) Do(ctx context.Context, method, pathWithQuery string, body any,
 	req.Header.Set("X-Environment", c.Credentials.Environment)
 	req.Header.Set("X-Merchant-Key", c.Credentials.MerchantKey)
 	req.Header.Set("X-API-Key", c.Credentials.APIKey)
-	req.Header.Set("X-Timestamp", ts)
-	req.Header.Set("X-Signature", Sign(c.Credentials.APISecret, ts, method, pathWithQuery, raw))
+	req.Header.Set(signing.TimestampHeader, ts)
+	req.Header.Set(signing.SignatureHeader, signing.SignRequest([]byte(c.Credentials.APISecret), ts, method, pathWithQuery, raw))
 	req.Header.Set("Accept", "application/json")
 	if len(raw) > 0 {
 		req.Header.Set("Content-Type", "application/json")
@@ -146,8 +144,23 @@ func (c *Client) call(ctx context.Context, method, path string, body any, header
 	if out == nil {
 		return nil
 	}
-	if err := json.Unmarshal(resp.Body, out); err != nil {
+	if err := decodeJSON(resp.Body, out); err != nil {
 		return fmt.Errorf("paygate: decoding the response: %w", err)
+	}
+	return nil
+}
+
+// decodeJSON decodes the one JSON value of b into out, as json.Unmarshal does (trailing data is
+// an error) but with UseNumber: a number that lands in an untyped value (map[string]any, any)
+// is a json.Number holding the digits as sent, never a float64, so no amount is rounded.
+func decodeJSON(b []byte, out any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(out); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("trailing data after the JSON value")
 	}
 	return nil
 }
@@ -203,7 +216,8 @@ func (c *Client) CreatePayment(ctx context.Context, req CreatePaymentRequest, id
 	return out, c.call(ctx, http.MethodPost, "/api/v1/payments", req, idempotencyHeader(idempotencyKey), out)
 }
 
-// InitiatePaymentResponse is the legacy create response.
+// InitiatePaymentResponse is the legacy create response. The numbers in Info (amount,
+// merchant_id, merchant_payment_method_ids) are json.Number values, never float64.
 type InitiatePaymentResponse struct {
 	PaymentURL string         `json:"payment_url"`
 	Info       map[string]any `json:"info"`
@@ -258,7 +272,7 @@ func (c *Client) GetPayment(ctx context.Context, trxID string) (*Payment, error)
 	return &out.Data, nil
 }
 
-// Verification is the verify-payment record (spec 2.3).
+// Verification is the verify-payment record (docs/api.md, Reading payments).
 type Verification struct {
 	Status      string      `json:"status"`
 	TrxID       string      `json:"trx_id"`
@@ -346,7 +360,7 @@ func (c *Client) PushPayment(ctx context.Context, trxID, phone string) (*PushRes
 	return out, c.call(ctx, http.MethodPost, "/api/v1/payments/"+url.PathEscape(trxID)+"/push", body, nil, out)
 }
 
-// SiteInfo calls GET /api/v1/site-info.
+// SiteInfo calls GET /api/v1/site-info. Its numbers are json.Number values, never float64.
 func (c *Client) SiteInfo(ctx context.Context) (map[string]any, error) {
 	out := map[string]any{}
 	return out, c.call(ctx, http.MethodGet, "/api/v1/site-info", nil, nil, &out)

@@ -5,18 +5,17 @@ package paygate
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/paygate/paygate/pkg/paygate/signing"
 )
 
-// Webhook event types (spec section 6).
+// Webhook event types (docs/webhooks-receiver.md).
 const (
 	EventPaymentCompleted      = "payment.completed"
 	EventPaymentFailed         = "payment.failed"
@@ -30,8 +29,8 @@ const (
 
 // Defaults of WebhookVerifier.
 const (
-	DefaultWebhookBrand  = "Paygate"
-	DefaultWebhookMaxAge = 5 * time.Minute
+	DefaultWebhookBrand  = signing.DefaultBrand
+	DefaultWebhookMaxAge = signing.WebhookMaxAge
 	// MaxWebhookBody is the largest body WebhookVerifier.Handler reads.
 	MaxWebhookBody = 1 << 20
 )
@@ -122,48 +121,16 @@ type WebhookVerifier struct {
 // (DefaultWebhookBrand when empty), for example X-Paygate-Event, X-Paygate-Timestamp and
 // X-Paygate-Signature. Deliveries also carry X-<Brand>-Event-Id and X-Environment.
 func WebhookHeaderNames(brand string) (event, timestamp, signature string) {
-	if brand == "" {
-		brand = DefaultWebhookBrand
-	}
-	p := "X-" + brand + "-"
-	return http.CanonicalHeaderKey(p + "Event"), http.CanonicalHeaderKey(p + "Timestamp"),
-		http.CanonicalHeaderKey(p + "Signature")
+	return signing.WebhookHeaderNames(brand)
 }
 
 // Verify checks a delivery and decodes its event. body must be the raw request body, unchanged.
-// It checks that the timestamp header is Unix seconds, that the signature header is the hex
-// HMAC-SHA256 of "<timestamp>.<body>" keyed with Secret (compared in constant time), that the
-// timestamp is at most MaxAge old and at most MaxAge in the future, that the body is an event
-// with an id and a type, and that the type equals the event header.
+// It checks, with signing.VerifyWebhook, that the timestamp header is Unix seconds at most MaxAge
+// old and at most MaxAge in the future, and that the signature header is the hex HMAC-SHA256 of
+// "<timestamp>.<body>" keyed with Secret (compared in constant time); then that the body is an
+// event with an id and a type, and that the type equals the event header.
 func (v WebhookVerifier) Verify(header http.Header, body []byte) (*WebhookEvent, error) {
 	hEvent, hTS, hSig := WebhookHeaderNames(v.Brand)
-	if len(v.Secret) == 0 {
-		return nil, fmt.Errorf("%w: no webhook signing secret is configured", ErrWebhookSignature)
-	}
-	ts := header.Get(hTS)
-	sec, ok := parseUnixSeconds(ts)
-	if !ok {
-		if ts == "" {
-			return nil, fmt.Errorf("%w: %s is missing", ErrWebhookTimestamp, hTS)
-		}
-		return nil, fmt.Errorf("%w: %s is not a Unix time in seconds", ErrWebhookTimestamp, hTS)
-	}
-	sig := header.Get(hSig)
-	if sig == "" {
-		return nil, fmt.Errorf("%w: %s is missing", ErrWebhookSignature, hSig)
-	}
-	got, err := hex.DecodeString(sig)
-	if err != nil || len(got) != sha256.Size {
-		return nil, fmt.Errorf("%w: %s is not 64 hexadecimal characters", ErrWebhookSignature, hSig)
-	}
-	m := hmac.New(sha256.New, v.Secret)
-	m.Write([]byte(ts))
-	m.Write([]byte{'.'})
-	m.Write(body)
-	if !hmac.Equal(got, m.Sum(nil)) {
-		return nil, fmt.Errorf("%w: %s does not match the body", ErrWebhookSignature, hSig)
-	}
-
 	maxAge := v.MaxAge
 	if maxAge <= 0 {
 		maxAge = DefaultWebhookMaxAge
@@ -172,11 +139,9 @@ func (v WebhookVerifier) Verify(header http.Header, body []byte) (*WebhookEvent,
 	if v.Now != nil {
 		now = v.Now
 	}
-	limit := int64(maxAge / time.Second)
-	if n := now().Unix(); n-sec > limit {
-		return nil, fmt.Errorf("%w: %s is older than %s", ErrWebhookTimestamp, hTS, maxAge)
-	} else if sec-n > limit {
-		return nil, fmt.Errorf("%w: %s is more than %s in the future", ErrWebhookTimestamp, hTS, maxAge)
+	ts, sig := header.Get(hTS), header.Get(hSig)
+	if err := signing.VerifyWebhook(v.Secret, sig, ts, body, now(), maxAge); err != nil {
+		return nil, webhookError(err, hTS, ts, hSig, sig, maxAge)
 	}
 
 	e := &WebhookEvent{}
@@ -192,19 +157,29 @@ func (v WebhookVerifier) Verify(header http.Header, body []byte) (*WebhookEvent,
 	return e, nil
 }
 
-// parseUnixSeconds parses 1 to 12 ASCII digits.
-func parseUnixSeconds(s string) (int64, bool) {
-	if len(s) == 0 || len(s) > 12 {
-		return 0, false
-	}
-	var n int64
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
+// webhookError turns an error of signing.VerifyWebhook into ErrWebhookSignature or
+// ErrWebhookTimestamp with a message that names the header at fault (and never the secret or the
+// expected signature).
+func webhookError(err error, hTS, ts, hSig, sig string, maxAge time.Duration) error {
+	switch {
+	case errors.Is(err, signing.ErrEmptySecret):
+		return fmt.Errorf("%w: no webhook signing secret is configured", ErrWebhookSignature)
+	case errors.Is(err, signing.ErrTimestampMalformed) && ts == "":
+		return fmt.Errorf("%w: %s is missing", ErrWebhookTimestamp, hTS)
+	case errors.Is(err, signing.ErrTimestampMalformed):
+		return fmt.Errorf("%w: %s is not a Unix time in seconds", ErrWebhookTimestamp, hTS)
+	case errors.Is(err, signing.ErrTimestampOutsideTolerance):
+		var se *signing.Error
+		if errors.As(err, &se) && se.Future {
+			return fmt.Errorf("%w: %s is more than %s in the future", ErrWebhookTimestamp, hTS, maxAge)
 		}
-		n = n*10 + int64(s[i]-'0')
+		return fmt.Errorf("%w: %s is older than %s", ErrWebhookTimestamp, hTS, maxAge)
+	case errors.Is(err, signing.ErrSignatureMalformed) && sig == "":
+		return fmt.Errorf("%w: %s is missing", ErrWebhookSignature, hSig)
+	case errors.Is(err, signing.ErrSignatureMalformed):
+		return fmt.Errorf("%w: %s is not 64 hexadecimal characters", ErrWebhookSignature, hSig)
 	}
-	return n, true
+	return fmt.Errorf("%w: %s does not match the body", ErrWebhookSignature, hSig)
 }
 
 // Handler returns an http.Handler for the webhook endpoint. It answers 405 to anything but

@@ -6,9 +6,6 @@ package paygate_test
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -18,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paygate/paygate/internal/signature"
 	"github.com/paygate/paygate/internal/webhook"
 	"github.com/paygate/paygate/pkg/paygate"
+	"github.com/paygate/paygate/pkg/paygate/signing"
 )
 
 var (
@@ -30,10 +27,7 @@ var (
 )
 
 func hexMAC(secret []byte, ts string, body []byte) string {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(ts + "."))
-	m.Write(body)
-	return hex.EncodeToString(m.Sum(nil))
+	return signing.SignWebhook(secret, ts, body)
 }
 
 func signedHeader(secret []byte, at time.Time, eventType string, body []byte) http.Header {
@@ -53,9 +47,10 @@ func verifier() paygate.WebhookVerifier {
 
 func TestWebhookVerifyValid(t *testing.T) {
 	h := signedHeader(whSecret, whNow, "payment.completed", whBody)
-	// Paygate's own signer produces the same header value.
-	if want := signature.SignWebhook(whSecret, h.Get("X-Paygate-Timestamp"), whBody); h.Get("X-Paygate-Signature") != want {
-		t.Fatalf("test signer differs from internal/signature")
+	// The test vector of docs/webhooks-receiver.md.
+	const vector = "5501a0f23debb8b3e94630431f4ad9e1ed0eeb6ade5a3a89cd53b448ac19aa35"
+	if got := hexMAC([]byte("whsec_test"), "1793613600", []byte(`{"id":"evt_test"}`)); got != vector {
+		t.Fatalf("signature of the documented test vector = %s, want %s", got, vector)
 	}
 	e, err := verifier().Verify(h, whBody)
 	if err != nil {
@@ -147,6 +142,33 @@ func TestWebhookVerifyRejects(t *testing.T) {
 	}
 }
 
+// TestWebhookVerifyMessages pins the messages of Verify's errors: they name the header at fault.
+func TestWebhookVerifyMessages(t *testing.T) {
+	valid := func() http.Header { return signedHeader(whSecret, whNow, "payment.completed", whBody) }
+	with := func(k, v string) http.Header { h := valid(); h.Set(k, v); return h }
+	without := func(k string) http.Header { h := valid(); h.Del(k); return h }
+	cases := []struct {
+		name   string
+		v      paygate.WebhookVerifier
+		header http.Header
+		want   string
+	}{
+		{"no secret", paygate.WebhookVerifier{}, valid(), "paygate: invalid webhook signature: no webhook signing secret is configured"},
+		{"missing timestamp", verifier(), without("X-Paygate-Timestamp"), "paygate: invalid webhook timestamp: X-Paygate-Timestamp is missing"},
+		{"malformed timestamp", verifier(), with("X-Paygate-Timestamp", "17e8"), "paygate: invalid webhook timestamp: X-Paygate-Timestamp is not a Unix time in seconds"},
+		{"old", verifier(), signedHeader(whSecret, whNow.Add(-time.Hour), "payment.completed", whBody), "paygate: invalid webhook timestamp: X-Paygate-Timestamp is older than 5m0s"},
+		{"future", verifier(), signedHeader(whSecret, whNow.Add(time.Hour), "payment.completed", whBody), "paygate: invalid webhook timestamp: X-Paygate-Timestamp is more than 5m0s in the future"},
+		{"missing signature", verifier(), without("X-Paygate-Signature"), "paygate: invalid webhook signature: X-Paygate-Signature is missing"},
+		{"malformed signature", verifier(), with("X-Paygate-Signature", "abcd"), "paygate: invalid webhook signature: X-Paygate-Signature is not 64 hexadecimal characters"},
+		{"mismatch", verifier(), with("X-Paygate-Signature", hexMAC([]byte("whsec_other"), strconv.FormatInt(whNow.Unix(), 10), whBody)), "paygate: invalid webhook signature: X-Paygate-Signature does not match the body"},
+	}
+	for _, c := range cases {
+		if _, err := c.v.Verify(c.header, whBody); err == nil || err.Error() != c.want {
+			t.Errorf("%s: Verify = %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
 func TestWebhookHandler(t *testing.T) {
 	var (
 		mu  sync.Mutex
@@ -225,9 +247,14 @@ func TestWebhookSenderToVerifier(t *testing.T) {
 	if len(ids) != 1 {
 		t.Errorf("ids = %v", ids)
 	}
-	ev, ts, sig := webhook.HeaderNames("")
-	pev, pts, psig := paygate.WebhookHeaderNames("")
-	if ev != pev || ts != pts || sig != psig {
-		t.Errorf("header names differ: %s %s %s / %s %s %s", ev, ts, sig, pev, pts, psig)
+
+	// Another brand word: the sender's header names are the verifier's.
+	v.Brand = "acmepay"
+	branded := httptest.NewServer(v.Handler(func(_ context.Context, e *paygate.WebhookEvent) error { return nil }))
+	defer branded.Close()
+	s = webhook.NewSender(webhook.Options{Timeout: 5 * time.Second, Guard: webhook.Guard{AllowPrivate: true}, BrandWord: "acmepay"})
+	d.URL, d.Secret = branded.URL+"/hooks", whSecret
+	if o := s.Send(context.Background(), d, whNow); !o.Delivered || o.StatusCode != 200 {
+		t.Errorf("brand acmepay outcome = %+v", o)
 	}
 }

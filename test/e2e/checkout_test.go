@@ -151,16 +151,18 @@ var _ = Describe("Hosted checkout in a real browser", Ordered, func() {
 		rcv := newReceiver()
 		res := create(func(r *paygate.CreatePaymentRequest) { r.WebhookURL = rcv.url() })
 		tab, link := open(res.Data.CheckoutURL)
-		var heading, banner string
+		var heading, banner, amount string
 		Expect(chromedp.Run(tab,
 			chromedp.Navigate(link),
 			chromedp.WaitVisible(`#pay`, chromedp.ByQuery),
 			chromedp.Text(`#heading`, &heading, chromedp.ByQuery),
 			chromedp.Text(`.sandbox`, &banner, chromedp.ByQuery),
+			chromedp.Text(`.amount`, &amount, chromedp.ByQuery),
 		)).To(Succeed())
 		Expect(heading).To(ContainSubstring("Duka duka"))
 		Expect(banner).To(ContainSubstring("Sandbox"))
-		Expect(gatewaysShown(tab)).To(ConsistOf(mpesa.Name, tigo.Name))
+		Expect(amount).To(Equal("TZS 15,000"), "grouped as people in Tanzania read it")
+		Expect(gatewaysShown(tab)).To(Equal([]string{mpesa.Name, tigo.Name}), "no selection: by display name")
 		screenshot(tab, "1-form")
 
 		Expect(chromedp.Run(tab,
@@ -262,7 +264,7 @@ var _ = Describe("Hosted checkout in a real browser", Ordered, func() {
 		createGateway("KES", func(g *paygatev1.Gateway) { g.Spec.DisplayName = "M-Pesa Kenya" })
 		sel := &paygatev1.GatewaySelection{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "duka"},
 			Spec: paygatev1.GatewaySelectionSpec{MerchantRef: paygatev1.MerchantReference{Name: "duka"},
-				Gateways: []paygatev1.GatewayCode{mpesa.Code(), tigo.Code()}}}
+				Gateways: []paygatev1.GatewayCode{tigo.Code(), mpesa.Code()}}}
 		Expect(k8s.Create(ctx, sel)).To(Succeed())
 		var all, filtered *paygate.CreatePaymentResponse
 		Eventually(func(g Gomega) {
@@ -275,7 +277,7 @@ var _ = Describe("Hosted checkout in a real browser", Ordered, func() {
 
 		tab, link := open(all.Data.CheckoutURL)
 		Expect(chromedp.Run(tab, chromedp.Navigate(link), chromedp.WaitVisible(`#pay`, chromedp.ByQuery))).To(Succeed())
-		Expect(gatewaysShown(tab)).To(ConsistOf(mpesa.Name, tigo.Name))
+		Expect(gatewaysShown(tab)).To(Equal([]string{tigo.Name, mpesa.Name}), "in the selection's order")
 		tab, link = open(filtered.Data.CheckoutURL)
 		Expect(chromedp.Run(tab, chromedp.Navigate(link), chromedp.WaitVisible(`#pay`, chromedp.ByQuery))).To(Succeed())
 		Expect(gatewaysShown(tab)).To(ConsistOf(tigo.Name))

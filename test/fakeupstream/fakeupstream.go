@@ -19,7 +19,9 @@ package fakeupstream
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
@@ -35,6 +37,7 @@ import (
 	"testing"
 	"time"
 
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -56,7 +59,7 @@ type Scenario struct {
 	// StatusAmbiguous (stays ambiguous forever), or StatusPending (never resolves: INPROGRESS).
 	Outcome provider.Status
 	// Code is the failure code of a FAILED outcome; "" means PAYMENT_DECLINED.
-	Code string
+	Code paygatev1.FailureCode
 	// SettleAfter keeps the operation INPROGRESS until this long after the POST, by the fake's
 	// Clock. 0 settles at once: the POST answer itself carries the outcome.
 	SettleAfter time.Duration
@@ -118,6 +121,11 @@ const (
 )
 
 type opKey struct{ kind, reference string }
+
+// The fake keeps its own encoding of the protocol on purpose: its wire types below, and the
+// callback signature (signCallback), are written from docs/upstream-provider.md and share no code
+// with internal/provider or pkg/paygate/signing, so that the tests check Paygate against the
+// protocol rather than against itself. Keep them independent.
 
 type wireRequest struct {
 	Reference   string `json:"reference"`
@@ -303,7 +311,7 @@ func (s *Server) Operation(reference string) (provider.Result, bool) {
 	if err != nil {
 		s.t.Errorf("fakeupstream: %v", err)
 	}
-	return provider.Result{Status: st, ProviderReference: r.ProviderReference, Code: r.Code, Message: r.Message, Remark: r.Remark}, true
+	return provider.Result{Status: st, ProviderReference: r.ProviderReference, Code: paygatev1.FailureCode(r.Code), Message: r.Message, Remark: r.Remark}, true
 }
 
 // CallbacksDelivered is the number of callbacks the fake sent that were answered 2xx.
@@ -455,7 +463,7 @@ func (s *Server) create(r *http.Request, kind string) answer {
 
 	switch {
 	case !msisdnRE.MatchString(req.MSISDN):
-		return answer{status: http.StatusBadRequest, body: wireError{provider.CodeInvalidAccount, "msisdn is not an E.164 number"}}
+		return answer{status: http.StatusBadRequest, body: wireError{string(paygatev1.FailureInvalidAccount), "msisdn is not an E.164 number"}}
 	case !amountRE.MatchString(req.Amount) || strings.Trim(req.Amount, "0.") == "":
 		return invalid("amount must be a positive decimal string")
 	case !currencyRE.MatchString(req.Currency):
@@ -537,9 +545,9 @@ func outcome(sc Scenario) provider.Status {
 
 func failureCode(sc Scenario) string {
 	if sc.Code == "" {
-		return provider.CodePaymentDeclined
+		return string(paygatev1.FailurePaymentDeclined)
 	}
-	return sc.Code
+	return string(sc.Code)
 }
 
 // settled: the operation has reached its scripted outcome by the fake's clock.
@@ -570,7 +578,7 @@ func finalWire(sc Scenario) (status, code, message string) {
 	case provider.StatusFailed:
 		return provider.UpstreamFailed, failureCode(sc), "failed: " + failureCode(sc)
 	case provider.StatusAmbiguous:
-		return provider.UpstreamAmbiguous, sc.Code, "outcome not known"
+		return provider.UpstreamAmbiguous, string(sc.Code), "outcome not known"
 	case provider.StatusPending:
 		return provider.UpstreamInProgress, "", "waiting for the customer"
 	default:
@@ -644,6 +652,16 @@ func (s *Server) goSettleCallbackLocked(op *operation) {
 	}()
 }
 
+// signCallback is the X-Provider-Signature of a callback: the lower-case hex HMAC-SHA256 of
+// "<timestamp>.<raw body>" keyed with the callback secret. Computed here, not with
+// provider.SignCallback: see the note on the wire types.
+func signCallback(secret []byte, timestamp string, body []byte) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(timestamp + "."))
+	m.Write(body)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
 func (s *Server) deliver(target string, cb wireCallback) {
 	body, err := json.Marshal(cb)
 	if err != nil {
@@ -655,7 +673,7 @@ func (s *Server) deliver(target string, cb wireCallback) {
 	if err == nil {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set(provider.CallbackTimestampHeader, ts)
-		req.Header.Set(provider.CallbackSignatureHeader, provider.SignCallback(s.CallbackSecret, ts, body))
+		req.Header.Set(provider.CallbackSignatureHeader, signCallback(s.CallbackSecret, ts, body))
 		if resp, err := s.cbClient.Do(req); err == nil {
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 			resp.Body.Close()

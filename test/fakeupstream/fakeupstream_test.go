@@ -14,6 +14,7 @@ import (
 
 	testingclock "k8s.io/utils/clock/testing"
 
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/test/fakeupstream"
 )
@@ -74,21 +75,21 @@ func TestImmediateSuccess(t *testing.T) {
 
 func TestScriptedFailure(t *testing.T) {
 	f := fakeupstream.New(t, fakeupstream.Options{})
-	f.Script("+255700000001", fakeupstream.Scenario{Outcome: provider.StatusFailed, Code: provider.CodeInsufficientFunds})
+	f.Script("+255700000001", fakeupstream.Scenario{Outcome: provider.StatusFailed, Code: paygatev1.FailureInsufficientFunds})
 	f.Script("+255700000002", fakeupstream.Scenario{Outcome: provider.StatusFailed})
 	up := adapter(t, f, time.Second)
 	ctx := context.Background()
 
 	res, err := up.Push(ctx, push("pay_1", "+255700000001", ""))
 	mustStatus(t, res, err, provider.StatusFailed)
-	if res.Code != provider.CodeInsufficientFunds {
+	if res.Code != paygatev1.FailureInsufficientFunds {
 		t.Fatalf("code %q", res.Code)
 	}
 	res, err = up.PushStatus(ctx, "pay_1")
 	mustStatus(t, res, err, provider.StatusFailed)
 	res, err = up.Push(ctx, push("pay_2", "+255700000002", ""))
 	mustStatus(t, res, err, provider.StatusFailed)
-	if res.Code != provider.CodePaymentDeclined {
+	if res.Code != paygatev1.FailurePaymentDeclined {
 		t.Fatalf("default code %q", res.Code)
 	}
 	// Unscripted numbers still succeed.
@@ -101,7 +102,7 @@ func TestInvalidRequestIsRejected(t *testing.T) {
 	up := adapter(t, f, time.Second)
 	res, err := up.Push(context.Background(), push("pay_1", "0712345678", ""))
 	mustStatus(t, res, err, provider.StatusFailed)
-	if res.Code != provider.CodeInvalidAccount {
+	if res.Code != paygatev1.FailureInvalidAccount {
 		t.Fatalf("code %q", res.Code)
 	}
 	if f.Operations() != 0 || f.Pushes() != 1 {
@@ -112,7 +113,7 @@ func TestInvalidRequestIsRejected(t *testing.T) {
 func TestDelayedSettlementWithInjectedClock(t *testing.T) {
 	clock := newFakeClock()
 	f := fakeupstream.New(t, fakeupstream.Options{Clock: clock.Now})
-	f.Script("+255700000010", fakeupstream.Scenario{Outcome: provider.StatusFailed, Code: provider.CodeCustomerCancelled, SettleAfter: 30 * time.Second})
+	f.Script("+255700000010", fakeupstream.Scenario{Outcome: provider.StatusFailed, Code: paygatev1.FailureCustomerCancelled, SettleAfter: 30 * time.Second})
 	f.Script("+255700000011", fakeupstream.Scenario{Outcome: provider.StatusPending})
 	up := adapter(t, f, time.Second)
 	ctx := context.Background()
@@ -127,7 +128,7 @@ func TestDelayedSettlementWithInjectedClock(t *testing.T) {
 	clock.Step(time.Second)
 	res, err = up.PushStatus(ctx, "pay_1")
 	mustStatus(t, res, err, provider.StatusFailed)
-	if res.Code != provider.CodeCustomerCancelled {
+	if res.Code != paygatev1.FailureCustomerCancelled {
 		t.Fatalf("code %q", res.Code)
 	}
 
@@ -380,12 +381,12 @@ func TestCallbacks(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("immediate with duplicates", func(t *testing.T) {
-		f.Script("+255700000050", fakeupstream.Scenario{Outcome: provider.StatusFailed, Code: provider.CodeInsufficientFunds, Callback: true, DuplicateCallbacks: 1, CallbackDelay: 10 * time.Millisecond})
+		f.Script("+255700000050", fakeupstream.Scenario{Outcome: provider.StatusFailed, Code: paygatev1.FailureInsufficientFunds, Callback: true, DuplicateCallbacks: 1, CallbackDelay: 10 * time.Millisecond})
 		res, err := up.Push(ctx, push("pay_cb1", "+255700000050", rcv.srv.URL+"/cb"))
 		mustStatus(t, res, err, provider.StatusFailed)
 		for range 2 {
 			cb := rcv.next()
-			want := provider.Callback{Reference: "pay_cb1", ProviderReference: res.ProviderReference, Status: provider.StatusFailed, Code: provider.CodeInsufficientFunds, Message: cb.Message, Kind: provider.CallbackKindCollection}
+			want := provider.Callback{Reference: "pay_cb1", ProviderReference: res.ProviderReference, Status: provider.StatusFailed, Code: paygatev1.FailureInsufficientFunds, Message: cb.Message, Kind: provider.CallbackKindCollection}
 			if cb != want {
 				t.Fatalf("callback %+v, want %+v", cb, want)
 			}

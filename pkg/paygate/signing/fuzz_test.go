@@ -1,7 +1,7 @@
 // Copyright 2026 The Paygate Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package signature
+package signing
 
 import (
 	"errors"

@@ -1,14 +1,18 @@
 // Copyright 2026 The Paygate Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-// Package signature computes and verifies the HMAC-SHA256 signatures of the
-// merchant payment API: the request signature a merchant sends in
-// X-Signature (spec section 5) and the signature Paygate puts on webhook
-// deliveries (spec section 6).
+// Package signing is Paygate's one implementation of its HMAC-SHA256 signatures: the request
+// signature a merchant sends in X-Signature (docs/api.md, Authentication), the signature Paygate
+// puts on webhook deliveries (docs/webhooks-receiver.md), and a generic keyed MAC for the other
+// signed values (the hosted checkout link, the upstream provider's callbacks). It owns the signed
+// payloads, the header names, the timestamp rules and the constant-time comparison.
 //
-// Verification is constant time in the digest comparison and never reports
-// the secret or the expected signature in an error.
-package signature
+// Merchants may import it (it depends on the standard library only); the Go client
+// (github.com/paygate/paygate/pkg/paygate) and the Paygate server use it.
+//
+// Verification is constant time in the digest comparison and never reports the secret or the
+// expected signature in an error.
+package signing
 
 import (
 	"crypto/hmac"
@@ -16,6 +20,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/textproto"
 	"time"
 )
 
@@ -28,21 +33,38 @@ const (
 	// Prefix precedes the hex digest in SignatureHeader.
 	Prefix = "sha256="
 	// DefaultTolerance is the default allowed distance between a request's
-	// timestamp and the server clock (spec section 8).
+	// timestamp and the server clock (docs/api.md, Authentication).
 	DefaultTolerance = 300 * time.Second
 	// WebhookMaxAge is the age after which a webhook receiver rejects a
-	// delivery's timestamp (spec section 6).
+	// delivery's timestamp (docs/webhooks-receiver.md).
 	WebhookMaxAge = 5 * time.Minute
 	// MaxTimestampDigits is the maximum number of digits of a timestamp.
 	MaxTimestampDigits = 12
+	// DefaultBrand is the brand word of the webhook header names when none is
+	// configured: X-Paygate-Event, X-Paygate-Timestamp, X-Paygate-Signature.
+	DefaultBrand = "Paygate"
 )
+
+// WebhookHeaderNames returns the event type, timestamp and signature header
+// names of a webhook delivery for brand, in canonical form: X-<Brand>-Event,
+// X-<Brand>-Timestamp and X-<Brand>-Signature. An empty brand means
+// DefaultBrand. Deliveries also carry X-<Brand>-Event-Id (the event id) and
+// X-Environment.
+func WebhookHeaderNames(brand string) (event, timestamp, signature string) {
+	if brand == "" {
+		brand = DefaultBrand
+	}
+	p := "X-" + brand + "-"
+	return textproto.CanonicalMIMEHeaderKey(p + "Event"), textproto.CanonicalMIMEHeaderKey(p + "Timestamp"),
+		textproto.CanonicalMIMEHeaderKey(p + "Signature")
+}
 
 // hexDigestLen is the length of a hex-encoded SHA-256 digest.
 const hexDigestLen = 2 * sha256.Size
 
-// Sentinel errors reported by VerifyRequest and VerifyWebhook. The errors
-// returned are *Error values that wrap one of these, so test them with
-// errors.Is.
+// Sentinel errors. VerifyRequest and VerifyWebhook return *Error values that
+// wrap one of these; ParseTimestamp, CheckTimestamp and VerifyMAC return them
+// as they are. Test them with errors.Is.
 var (
 	// ErrEmptySecret means the verifier was given no secret. It is a server
 	// configuration error (with an empty key anyone could sign): answer it
@@ -72,6 +94,9 @@ type Error struct {
 	Err error
 	// Tolerance is the allowed window; set for ErrTimestampOutsideTolerance.
 	Tolerance time.Duration
+	// Future is set for ErrTimestampOutsideTolerance when the timestamp is
+	// ahead of now rather than stale.
+	Future bool
 
 	msg string
 }
@@ -114,7 +139,7 @@ func RequestPayload(timestamp, method, pathWithQuery string, body []byte) []byte
 // SignRequest returns the X-Signature value of a request: "sha256=" followed
 // by the lower-case hex HMAC-SHA256 of RequestPayload keyed with secret.
 func SignRequest(secret []byte, timestamp, method, pathWithQuery string, body []byte) string {
-	return Prefix + hex.EncodeToString(mac(secret, RequestPayload(timestamp, method, pathWithQuery, body)))
+	return Prefix + SignMAC(secret, RequestPayload(timestamp, method, pathWithQuery, body))
 }
 
 // VerifyRequest checks the X-Signature header of a request signed with
@@ -130,24 +155,22 @@ func VerifyRequest(secret []byte, header, timestamp, method, pathWithQuery strin
 	if len(secret) == 0 {
 		return &Error{Header: SignatureHeader, Err: ErrEmptySecret, msg: ErrEmptySecret.Error()}
 	}
-	if err := checkTimestamp(TimestampHeader, timestamp, now, tolerance); err != nil {
+	if err := checkTimestampField(TimestampHeader, timestamp, now, tolerance); err != nil {
 		return err
 	}
-	if !hasPrefixFoldASCII(header, Prefix) {
+	err := ErrSignatureMalformed
+	if hasPrefixFoldASCII(header, Prefix) {
+		err = VerifyMAC(secret, header[len(Prefix):], RequestPayload(timestamp, method, pathWithQuery, body))
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrSignatureMalformed):
 		return &Error{Header: SignatureHeader, Err: ErrSignatureMalformed,
 			msg: SignatureHeader + ` must be "sha256=" followed by 64 hexadecimal characters`}
 	}
-	got, ok := decodeDigest(header[len(Prefix):])
-	if !ok {
-		return &Error{Header: SignatureHeader, Err: ErrSignatureMalformed,
-			msg: SignatureHeader + ` must be "sha256=" followed by 64 hexadecimal characters`}
-	}
-	want := mac(secret, RequestPayload(timestamp, method, pathWithQuery, body))
-	if !hmac.Equal(got, want) {
-		return &Error{Header: SignatureHeader, Err: ErrSignatureMismatch,
-			msg: SignatureHeader + " does not match the request"}
-	}
-	return nil
+	return &Error{Header: SignatureHeader, Err: ErrSignatureMismatch,
+		msg: SignatureHeader + " does not match the request"}
 }
 
 // WebhookPayload returns the signed payload of a webhook delivery:
@@ -163,7 +186,7 @@ func WebhookPayload(timestamp string, body []byte) []byte {
 // lower-case hex HMAC-SHA256 of "<timestamp>.<raw_body>" keyed with the
 // webhook secret, without any prefix.
 func SignWebhook(secret []byte, timestamp string, body []byte) string {
-	return hex.EncodeToString(mac(secret, WebhookPayload(timestamp, body)))
+	return SignMAC(secret, WebhookPayload(timestamp, body))
 }
 
 // VerifyWebhook checks a webhook delivery's signature as a receiver does. It
@@ -178,23 +201,23 @@ func VerifyWebhook(secret []byte, signatureHex, timestamp string, body []byte, n
 	if len(secret) == 0 {
 		return &Error{Header: sigField, Err: ErrEmptySecret, msg: ErrEmptySecret.Error()}
 	}
-	if err := checkTimestamp(tsField, timestamp, now, maxAge); err != nil {
+	if err := checkTimestampField(tsField, timestamp, now, maxAge); err != nil {
 		return err
 	}
-	got, ok := decodeDigest(signatureHex)
-	if !ok {
+	switch err := VerifyMAC(secret, signatureHex, WebhookPayload(timestamp, body)); {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrSignatureMalformed):
 		return &Error{Header: sigField, Err: ErrSignatureMalformed,
 			msg: sigField + " must be 64 hexadecimal characters"}
 	}
-	if !hmac.Equal(got, mac(secret, WebhookPayload(timestamp, body))) {
-		return &Error{Header: sigField, Err: ErrSignatureMismatch,
-			msg: sigField + " does not match the delivery"}
-	}
-	return nil
+	return &Error{Header: sigField, Err: ErrSignatureMismatch,
+		msg: sigField + " does not match the delivery"}
 }
 
 // ParseTimestamp parses a signature timestamp: Unix time in seconds written
-// as 1 to 12 ASCII decimal digits, without sign, spaces or fraction.
+// as 1 to 12 ASCII decimal digits, without sign, spaces or fraction. Its error
+// is ErrTimestampMalformed.
 func ParseTimestamp(timestamp string) (int64, error) {
 	if len(timestamp) == 0 || len(timestamp) > MaxTimestampDigits {
 		return 0, ErrTimestampMalformed
@@ -210,27 +233,83 @@ func ParseTimestamp(timestamp string) (int64, error) {
 	return n, nil
 }
 
-// checkTimestamp validates timestamp and its distance from now, naming field
-// in the error.
-func checkTimestamp(field, timestamp string, now time.Time, tolerance time.Duration) error {
+// CheckTimestamp parses timestamp (ParseTimestamp) and checks that it is
+// within tolerance of now in either direction, compared in whole seconds:
+// exactly tolerance is accepted, and a negative tolerance is treated as zero.
+// It returns the parsed timestamp (also with ErrTimestampOutsideTolerance, so
+// that the caller can tell a stale timestamp from one in the future) and
+// ErrTimestampMalformed or ErrTimestampOutsideTolerance.
+func CheckTimestamp(timestamp string, now time.Time, tolerance time.Duration) (int64, error) {
 	ts, err := ParseTimestamp(timestamp)
 	if err != nil {
+		return 0, err
+	}
+	if tolerance < 0 {
+		tolerance = 0
+	}
+	// The timestamp has one-second resolution. ts+limit and ts-limit cannot
+	// overflow (0 <= ts < 1e12, 0 <= limit < 1e10), whatever now is.
+	limit := int64(tolerance / time.Second)
+	if n := now.Unix(); n > ts+limit || n < ts-limit {
+		return ts, ErrTimestampOutsideTolerance
+	}
+	return ts, nil
+}
+
+// checkTimestampField is CheckTimestamp with an *Error naming field.
+func checkTimestampField(field, timestamp string, now time.Time, tolerance time.Duration) error {
+	ts, err := CheckTimestamp(timestamp, now, tolerance)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrTimestampMalformed):
 		return &Error{Header: field, Err: ErrTimestampMalformed,
 			msg: fmt.Sprintf("%s must be a Unix time in whole seconds (1 to %d digits)", field, MaxTimestampDigits)}
 	}
 	if tolerance < 0 {
 		tolerance = 0
 	}
-	// Compare in whole seconds: the timestamp has one-second resolution.
-	// ts+limit and ts-limit cannot overflow (0 <= ts < 1e12, 0 <= limit <
-	// 1e10), whatever now is.
-	limit := int64(tolerance / time.Second)
-	if n := now.Unix(); n > ts+limit || n < ts-limit {
-		return &Error{Header: field, Err: ErrTimestampOutsideTolerance, Tolerance: tolerance,
-			msg: fmt.Sprintf("%s is outside the allowed window of %d seconds", field, limit)}
+	return &Error{Header: field, Err: ErrTimestampOutsideTolerance, Tolerance: tolerance, Future: ts > now.Unix(),
+		msg: fmt.Sprintf("%s is outside the allowed window of %d seconds", field, int64(tolerance/time.Second))}
+}
+
+// MAC returns the HMAC-SHA256 of payload keyed with key. It is the primitive
+// of every signature of this package; an empty key is the caller's concern
+// here (VerifyMAC refuses one).
+func MAC(key, payload []byte) []byte {
+	h := hmac.New(sha256.New, key)
+	h.Write(payload)
+	return h.Sum(nil)
+}
+
+// SignMAC returns the lower-case hex HMAC-SHA256 of payload keyed with key,
+// without any prefix: the form of the webhook signature, the hosted checkout
+// link's signature and the upstream provider's callback signature.
+func SignMAC(key, payload []byte) string {
+	return hex.EncodeToString(MAC(key, payload))
+}
+
+// VerifyMAC checks a hex HMAC-SHA256 made by SignMAC (upper- or lower-case
+// hex). It returns ErrEmptySecret when key is empty, ErrSignatureMalformed
+// when signatureHex is not 64 hex digits, and ErrSignatureMismatch when the
+// digest, compared in constant time, differs.
+func VerifyMAC(key []byte, signatureHex string, payload []byte) error {
+	if len(key) == 0 {
+		return ErrEmptySecret
+	}
+	got, ok := decodeDigest(signatureHex)
+	if !ok {
+		return ErrSignatureMalformed
+	}
+	if !Equal(got, MAC(key, payload)) {
+		return ErrSignatureMismatch
 	}
 	return nil
 }
+
+// Equal compares two digests in constant time (for equal lengths): use it,
+// never bytes.Equal or ==, to compare a received MAC with the expected one.
+func Equal(a, b []byte) bool { return hmac.Equal(a, b) }
 
 // decodeDigest decodes a 64-character hex digest of either case.
 func decodeDigest(s string) ([]byte, bool) {
@@ -260,11 +339,4 @@ func hasPrefixFoldASCII(s, prefix string) bool {
 		}
 	}
 	return true
-}
-
-// mac returns HMAC-SHA256(secret, payload).
-func mac(secret, payload []byte) []byte {
-	h := hmac.New(sha256.New, secret)
-	h.Write(payload)
-	return h.Sum(nil)
 }

@@ -1,7 +1,7 @@
 // Copyright 2026 The Paygate Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-package signature
+package signing
 
 import (
 	"crypto/hmac"
@@ -249,6 +249,12 @@ func TestErrorMessages(t *testing.T) {
 	if !errors.As(err, &se) || se.Tolerance != 2*time.Minute || se.Header != TimestampHeader {
 		t.Errorf("errors.As = %+v, want Tolerance 2m and Header X-Timestamp", se)
 	}
+	if err := VerifyWebhook(testWebhook, webhookSig, testTS, nil, testNow.Add(-time.Hour), WebhookMaxAge); !errors.As(err, &se) || !se.Future {
+		t.Errorf("timestamp an hour ahead: errors.As = %+v, want Future", se)
+	}
+	if err := VerifyWebhook(testWebhook, webhookSig, testTS, nil, testNow.Add(time.Hour), WebhookMaxAge); !errors.As(err, &se) || se.Future {
+		t.Errorf("timestamp an hour old: errors.As = %+v, want not Future", se)
+	}
 	if (&Error{Header: "H", Err: ErrSignatureMismatch}).Error() != "H: signature does not match" {
 		t.Errorf("zero-message Error() fallback is wrong")
 	}
@@ -355,6 +361,103 @@ func TestSignVerifyRoundTrip(t *testing.T) {
 					t.Errorf("%s %s %q: %v", m, p, b, err)
 				}
 			}
+		}
+	}
+}
+
+func TestCheckTimestamp(t *testing.T) {
+	tests := []struct {
+		name      string
+		ts        string
+		now       time.Time
+		tolerance time.Duration
+		want      int64
+		wantErr   error
+	}{
+		{"now", testTS, testNow, DefaultTolerance, 1700000000, nil},
+		{"exactly tolerance old", testTS, testNow.Add(300 * time.Second), DefaultTolerance, 1700000000, nil},
+		{"exactly tolerance ahead", testTS, testNow.Add(-300 * time.Second), DefaultTolerance, 1700000000, nil},
+		{"stale returns the timestamp", testTS, testNow.Add(301 * time.Second), DefaultTolerance, 1700000000, ErrTimestampOutsideTolerance},
+		{"future returns the timestamp", testTS, testNow.Add(-301 * time.Second), DefaultTolerance, 1700000000, ErrTimestampOutsideTolerance},
+		{"negative tolerance is zero", testTS, testNow, -time.Second, 1700000000, nil},
+		{"malformed", "17e8", testNow, DefaultTolerance, 0, ErrTimestampMalformed},
+		{"13 digits", "1700000000000", testNow, DefaultTolerance, 0, ErrTimestampMalformed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := CheckTimestamp(tt.ts, tt.now, tt.tolerance)
+			if got != tt.want || !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+				t.Errorf("CheckTimestamp(%q) = %d, %v; want %d, %v", tt.ts, got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestSignVerifyMAC(t *testing.T) {
+	key := []byte("key")
+	// printf '1.{}' | openssl dgst -sha256 -hmac key
+	const known = "1ba6b8171186efc613e8bcc0cbdab2748f24984d7c5a84faa2637afa0e40d224"
+	if got := SignMAC(key, []byte("1.{}")); got != known {
+		t.Fatalf("SignMAC = %s, want %s", got, known)
+	}
+	if got := hex.EncodeToString(MAC(key, []byte("1.{}"))); got != known {
+		t.Fatalf("MAC = %s, want %s", got, known)
+	}
+	if SignWebhook(key, "1", []byte("{}")) != known {
+		t.Fatal("SignWebhook is not SignMAC over WebhookPayload")
+	}
+	tests := []struct {
+		name    string
+		key     []byte
+		sig     string
+		payload string
+		want    error
+	}{
+		{"valid", key, known, "1.{}", nil},
+		{"upper-case hex", key, strings.ToUpper(known), "1.{}", nil},
+		{"other payload", key, known, "1.{} ", ErrSignatureMismatch},
+		{"other key", []byte("kez"), known, "1.{}", ErrSignatureMismatch},
+		{"empty key", nil, SignMAC(nil, []byte("1.{}")), "1.{}", ErrEmptySecret},
+		{"empty signature", key, "", "1.{}", ErrSignatureMalformed},
+		{"short", key, known[:62], "1.{}", ErrSignatureMalformed},
+		{"long", key, known + "00", "1.{}", ErrSignatureMalformed},
+		{"prefixed", key, "sha256=" + known, "1.{}", ErrSignatureMalformed},
+		{"non-hex", key, "g" + known[1:], "1.{}", ErrSignatureMalformed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := VerifyMAC(tt.key, tt.sig, []byte(tt.payload))
+			if !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
+				t.Fatalf("VerifyMAC = %v, want %v", err, tt.want)
+			}
+			if err != nil && strings.Contains(err.Error(), known) {
+				t.Errorf("error %q contains the signature", err)
+			}
+		})
+	}
+}
+
+func TestEqual(t *testing.T) {
+	a := MAC([]byte("k"), []byte("a"))
+	if !Equal(a, append([]byte(nil), a...)) {
+		t.Error("Equal(a, copy of a) = false")
+	}
+	if Equal(a, MAC([]byte("k"), []byte("b"))) || Equal(a, a[:31]) || Equal(a, nil) {
+		t.Error("Equal accepted a different digest")
+	}
+}
+
+func TestWebhookHeaderNames(t *testing.T) {
+	tests := []struct{ brand, event, ts, sig string }{
+		{"", "X-Paygate-Event", "X-Paygate-Timestamp", "X-Paygate-Signature"},
+		{"Paygate", "X-Paygate-Event", "X-Paygate-Timestamp", "X-Paygate-Signature"},
+		{"acmepay", "X-Acmepay-Event", "X-Acmepay-Timestamp", "X-Acmepay-Signature"},
+		{"ACME-pay", "X-Acme-Pay-Event", "X-Acme-Pay-Timestamp", "X-Acme-Pay-Signature"},
+	}
+	for _, tt := range tests {
+		e, ts, sig := WebhookHeaderNames(tt.brand)
+		if e != tt.event || ts != tt.ts || sig != tt.sig {
+			t.Errorf("WebhookHeaderNames(%q) = %s, %s, %s; want %s, %s, %s", tt.brand, e, ts, sig, tt.event, tt.ts, tt.sig)
 		}
 	}
 }
