@@ -32,8 +32,9 @@ type callerKey struct{}
 
 func callerFrom(ctx context.Context) *caller { return ctx.Value(callerKey{}).(*caller) }
 
-// authenticated runs the spec's section 5 checks, then the rate limit and the merchant's
-// availability (runtime decision steps 1 and 2), before h.
+// authenticated runs the authentication checks (docs/api.md, Authentication), then the rate
+// limit and the merchant's availability (the first two steps of the runtime decision order),
+// before h.
 func (s *Server) authenticated(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		body, apiErr := readBody(r)
@@ -122,7 +123,7 @@ func (s *Server) verifySignature(r *http.Request, body, secret []byte) *APIError
 		return &APIError{Status: http.StatusUnauthorized, Label: LabelInvalidSignature,
 			Message: "X-Timestamp and X-Signature are required."}
 	}
-	err := signing.VerifyRequest(secret, sig, ts, r.Method, requestTarget(r), body, s.opts.Clock(), s.opts.SignatureTolerance)
+	err := signing.VerifyRequest(secret, sig, ts, r.Method, requestTarget(r), body, s.opts.Clock.Now(), s.opts.SignatureTolerance)
 	if err == nil {
 		return nil
 	}

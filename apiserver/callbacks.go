@@ -57,7 +57,7 @@ func (s *Server) providerCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cb, err := provider.ParseCallback(secret.Data[provider.UpstreamSecretCallbackSecret],
-		r.Header.Get(provider.CallbackSignatureHeader), r.Header.Get(provider.CallbackTimestampHeader), body, s.opts.Clock(), 0)
+		r.Header.Get(provider.CallbackSignatureHeader), r.Header.Get(provider.CallbackTimestampHeader), body, s.opts.Clock.Now(), 0)
 	if err != nil {
 		status := http.StatusBadRequest
 		if errors.Is(err, provider.ErrCallbackSignature) || errors.Is(err, provider.ErrCallbackTimestamp) {
@@ -73,7 +73,7 @@ func (s *Server) providerCallback(w http.ResponseWriter, r *http.Request) {
 		if p.Annotations == nil {
 			p.Annotations = map[string]string{}
 		}
-		p.Annotations[paygatev1.AnnotationProviderCallback] = string(cb.Status) + " " + s.opts.Clock().UTC().Format(time.RFC3339Nano)
+		p.Annotations[paygatev1.AnnotationProviderCallback] = string(cb.Status) + " " + s.opts.Clock.Now().UTC().Format(time.RFC3339Nano)
 		if err := s.opts.Writer.Patch(r.Context(), p, patch); err != nil {
 			s.serverError("Recording a provider callback", err).write(w)
 			return

@@ -162,7 +162,7 @@ func (s *Server) checkoutView(ctx context.Context, r *http.Request, p *paygatev1
 		v.MerchantName = m.Spec.DisplayName
 	}
 	v.CancelURL = withResult(p.Spec.CancelRedirect, p.Name, "cancelled")
-	now := s.opts.Clock()
+	now := s.opts.Clock.Now()
 	switch {
 	case p.Phase() == paygatev1.PaymentSuccess:
 		v.State, v.ContinueURL = "success", withResult(p.Spec.SuccessRedirect, p.Name, "success")

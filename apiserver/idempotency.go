@@ -12,6 +12,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
@@ -101,7 +102,7 @@ func idempotencyName(c *caller, key string) string {
 // claimIdempotencyKey creates the key's record, or finds the existing one: it returns the stored
 // response to replay, or an error when the key was used for another request.
 func (s *Server) claimIdempotencyKey(ctx context.Context, c *caller, key, hash string) (*paygatev1.IdempotencyKey, *paygatev1.StoredResponse, *APIError) {
-	now := s.opts.Clock()
+	now := s.opts.Clock.Now()
 	for attempt := 0; attempt < 3; attempt++ {
 		rec := &paygatev1.IdempotencyKey{
 			ObjectMeta: metav1.ObjectMeta{Name: idempotencyName(c, key), Namespace: c.merchant.Namespace,
@@ -144,20 +145,29 @@ func (s *Server) claimIdempotencyKey(ctx context.Context, c *caller, key, hash s
 // storeIdempotentResponse keeps the first response for replay. A concurrent request that stored
 // first wins; both responses name the same payment.
 func (s *Server) storeIdempotentResponse(ctx context.Context, rec *paygatev1.IdempotencyKey, resp response) {
-	for attempt := 0; attempt < 3; attempt++ {
+	stored := &paygatev1.StoredResponse{StatusCode: int32(resp.status), Body: string(resp.body)}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if rec.Spec.Response != nil {
-			return
+			return nil
 		}
-		rec.Spec.Response = &paygatev1.StoredResponse{StatusCode: int32(resp.status), Body: string(resp.body)}
-		err := s.opts.Writer.Update(ctx, rec)
-		if err == nil || !apierrors.IsConflict(err) {
-			if err != nil {
-				s.opts.Log.Error(err, "Storing an idempotent response", "idempotencyKey", rec.Name)
+		next := rec.DeepCopy()
+		next.Spec.Response = stored
+		err := s.opts.Writer.Update(ctx, next)
+		switch {
+		case err == nil:
+			*rec = *next
+		case apierrors.IsConflict(err):
+			// Read what is stored now, into a fresh object: decoding into rec would keep the
+			// response this try set even when the stored object has none.
+			fresh := &paygatev1.IdempotencyKey{}
+			if err := s.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(rec), fresh); err != nil {
+				return err
 			}
-			return
+			*rec = *fresh
 		}
-		if err := s.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(rec), rec); err != nil {
-			return
-		}
+		return err
+	})
+	if err != nil {
+		s.opts.Log.Error(err, "Storing an idempotent response", "idempotencyKey", rec.Name)
 	}
 }

@@ -251,7 +251,7 @@ func newExchangeFixture(t *testing.T, mods ...func(*Options)) *exchangeFixture {
 			Type: paygatev1.GatewayTypeAutomatic, Provider: paygatev1.ProviderSandbox},
 		Status: paygatev1.GatewayStatus{ID: 7},
 	}
-	settledAt := metav1.NewTime(now.Add(-time.Minute))
+	settledAt := metav1.NewMicroTime(now.Add(-time.Minute))
 	settled := &paygatev1.Payment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: f.settledTrxID, CreationTimestamp: metav1.NewTime(now.Add(-time.Hour)),
 			Labels: map[string]string{paygatev1.LabelMerchant: "duka", paygatev1.LabelEnvironment: "sandbox"}},

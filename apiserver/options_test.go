@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	testingclock "k8s.io/utils/clock/testing"
+
 	"github.com/paygate/paygate/pkg/paygate"
 )
 
@@ -54,10 +56,10 @@ func TestSignaturesDisabled(t *testing.T) {
 // TestIdempotencyKeyExpires: within 24 hours a key belongs to its first request; after that it
 // may serve another one.
 func TestIdempotencyKeyExpires(t *testing.T) {
-	now := time.Now()
-	f := newExchangeFixture(t, func(o *Options) { o.Clock = func() time.Time { return now } })
+	clk := testingclock.NewFakeClock(time.Now())
+	f := newExchangeFixture(t, func(o *Options) { o.Clock = clk })
 	c := paygate.New(f.srv.URL, f.duka)
-	c.Now = func() time.Time { return now }
+	c.Now = clk.Now
 	create := func(ref string) error {
 		_, err := c.CreatePayment(context.Background(), paygate.CreatePaymentRequest{PaymentAmount: "1500", CurrencyCode: "TZS", RefTrx: ref}, "day-key")
 		return err
@@ -65,11 +67,11 @@ func TestIdempotencyKeyExpires(t *testing.T) {
 	if err := create("first"); err != nil {
 		t.Fatal(err)
 	}
-	now = now.Add(23 * time.Hour)
+	clk.Step(23 * time.Hour)
 	if err := create("second"); err == nil || !strings.Contains(err.Error(), LabelIdempotencyKeyReused) {
 		t.Fatalf("the key was reused within 24 hours: %v", err)
 	}
-	now = now.Add(2 * time.Hour)
+	clk.Step(2 * time.Hour)
 	if err := create("second"); err != nil {
 		t.Fatalf("the key was not free after 24 hours: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
@@ -74,7 +75,7 @@ func (s *Server) doCreate(ctx context.Context, idemKey string, legacy bool) resp
 		return errorResponse(apiErr)
 	}
 
-	now := s.opts.Clock()
+	now := s.opts.Clock.Now()
 	p := &paygatev1.Payment{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      TrxID(string(c.merchant.UID), c.env, req.RefTrx),
@@ -103,7 +104,7 @@ func (s *Server) doCreate(ctx context.Context, idemKey string, legacy bool) resp
 		p.Spec.Gateways = append(p.Spec.Gateways, g.Code())
 	}
 	if req.Mode == paygatev1.PaymentModePush {
-		p.Spec.PushRequest = &paygatev1.PushRequest{Sequence: 1, Phone: paygatev1.MobileNumber(req.CustomerPhone), RequestedAt: metav1.NewTime(now)}
+		p.Spec.PushRequest = &paygatev1.PushRequest{Sequence: 1, Phone: paygatev1.MobileNumber(req.CustomerPhone), RequestedAt: *ptrMicro(now)}
 	}
 	if idemKey != "" {
 		p.Annotations = map[string]string{annotationIdempotencyKey: idemKey}
@@ -373,55 +374,75 @@ func (s *Server) pushPayment(w http.ResponseWriter, r *http.Request) {
 // sequence one higher. It refuses a payment that is settled, expired, or already waiting for the
 // customer. load reads the payment; live asks for a read past the cache after a conflict.
 func (s *Server) requestPush(ctx context.Context, load func(live bool) (*paygatev1.Payment, error), rawPhone string, gateway paygatev1.GatewayCode) (*paygatev1.Payment, *APIError) {
-	for attempt := 0; ; attempt++ {
-		p, err := load(attempt > 0)
+	var (
+		pushed  *paygatev1.Payment
+		refused *APIError
+		live    bool
+	)
+	// A conflict (the controller or another request wrote the payment since it was read) reads
+	// the payment again, past the cache, and decides afresh.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		p, err := load(live)
+		live = true
 		if err != nil {
-			return nil, s.serverError("Reading a payment", err).err
+			refused = s.serverError("Reading a payment", err).err
+			return nil
 		}
-		if p == nil {
-			return nil, errNotFound
+		if refused = s.addPushRequest(p, rawPhone, gateway); refused != nil {
+			return nil
 		}
-		if p.Phase() != paygatev1.PaymentPending {
-			return nil, &APIError{Status: http.StatusConflict, Label: LabelPaymentNotPending,
-				Message: "The payment is " + string(p.Phase()) + "; only a pending payment can be pushed."}
+		if err := s.opts.Writer.Update(ctx, p); err != nil {
+			return err
 		}
-		number := string(p.Spec.Customer.Phone)
-		if p.Spec.PushRequest != nil {
-			number = string(p.Spec.PushRequest.Phone) // the number the customer used last
-		}
-		if rawPhone != "" {
-			e164, err := phone.NormalizeForCurrency(rawPhone, string(p.Spec.Currency))
-			if err != nil {
-				return nil, validationError(map[string][]string{"customer_phone": {"The customer_phone must be a valid mobile number (MSISDN), for example +255712345678."}})
-			}
-			number = e164
-		}
-		if number == "" {
-			return nil, validationError(map[string][]string{"customer_phone": {"The customer_phone field is required: the payment has no phone number."}})
-		}
-		if gateway != "" && !slices.Contains(p.Spec.Gateways, gateway) {
-			return nil, validationError(map[string][]string{"gateway": {"The gateway is not available for this payment."}})
-		}
-		if p.AwaitingCustomer() {
-			return nil, &APIError{Status: http.StatusConflict, Label: LabelPushInProgress,
-				Message: "A payment prompt is already waiting for the customer; wait for its outcome before pushing again."}
-		}
-		if p.Expired(s.opts.Clock()) {
-			return nil, &APIError{Status: http.StatusConflict, Label: string(paygatev1.FailureExpiredSession), Message: "Payment session expired; create a new payment."}
-		}
-		seq := int32(1)
-		if p.Spec.PushRequest != nil {
-			seq = p.Spec.PushRequest.Sequence + 1
-		}
-		p.Spec.PushRequest = &paygatev1.PushRequest{Sequence: seq, Phone: paygatev1.MobileNumber(number), Gateway: gateway, RequestedAt: metav1.NewTime(s.opts.Clock())}
-		err = s.opts.Writer.Update(ctx, p)
-		if err == nil {
-			return p, nil
-		}
-		if !apierrors.IsConflict(err) || attempt >= 3 {
-			return nil, s.serverError("Recording a push request", err).err
-		}
+		pushed = p
+		return nil
+	})
+	if err != nil {
+		return nil, s.serverError("Recording a push request", err).err
 	}
+	return pushed, refused
+}
+
+// addPushRequest raises p's push request, or says why p cannot be pushed.
+func (s *Server) addPushRequest(p *paygatev1.Payment, rawPhone string, gateway paygatev1.GatewayCode) *APIError {
+	if p == nil {
+		return errNotFound
+	}
+	if p.Phase() != paygatev1.PaymentPending {
+		return &APIError{Status: http.StatusConflict, Label: LabelPaymentNotPending,
+			Message: "The payment is " + string(p.Phase()) + "; only a pending payment can be pushed."}
+	}
+	number := string(p.Spec.Customer.Phone)
+	if p.Spec.PushRequest != nil {
+		number = string(p.Spec.PushRequest.Phone) // the number the customer used last
+	}
+	if rawPhone != "" {
+		e164, err := phone.NormalizeForCurrency(rawPhone, string(p.Spec.Currency))
+		if err != nil {
+			return validationError(map[string][]string{"customer_phone": {"The customer_phone must be a valid mobile number (MSISDN), for example +255712345678."}})
+		}
+		number = e164
+	}
+	if number == "" {
+		return validationError(map[string][]string{"customer_phone": {"The customer_phone field is required: the payment has no phone number."}})
+	}
+	if gateway != "" && !slices.Contains(p.Spec.Gateways, gateway) {
+		return validationError(map[string][]string{"gateway": {"The gateway is not available for this payment."}})
+	}
+	if p.AwaitingCustomer() {
+		return &APIError{Status: http.StatusConflict, Label: LabelPushInProgress,
+			Message: "A payment prompt is already waiting for the customer; wait for its outcome before pushing again."}
+	}
+	now := s.opts.Clock.Now()
+	if p.Expired(now) {
+		return &APIError{Status: http.StatusConflict, Label: string(paygatev1.FailureExpiredSession), Message: "Payment session expired; create a new payment."}
+	}
+	seq := int32(1)
+	if p.Spec.PushRequest != nil {
+		seq = p.Spec.PushRequest.Sequence + 1
+	}
+	p.Spec.PushRequest = &paygatev1.PushRequest{Sequence: seq, Phone: paygatev1.MobileNumber(number), Gateway: gateway, RequestedAt: *ptrMicro(now)}
+	return nil
 }
 
 func ptrMicro(t time.Time) *metav1.MicroTime {

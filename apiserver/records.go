@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/phone"
@@ -160,19 +162,25 @@ func createdAt(p *paygatev1.Payment) time.Time {
 	return p.CreationTimestamp.Time
 }
 
-// updatedAt is the latest thing that happened to a payment.
+// updatedAt is the latest thing that happened to a payment that its record shows: a push
+// request, an attempt starting or finishing, settlement. Each is stored to the microsecond, so a
+// payment that settles within the second it was created still reports a later updated_at.
+// Conditions are left out: their times have whole seconds, and they describe the controller's
+// work, not the payment.
 func updatedAt(p *paygatev1.Payment) time.Time {
 	t := createdAt(p)
-	if p.Spec.PushRequest != nil && p.Spec.PushRequest.RequestedAt.After(t) {
-		t = p.Spec.PushRequest.RequestedAt.Time
-	}
-	if p.Status.SettledAt != nil && p.Status.SettledAt.After(t) {
-		t = p.Status.SettledAt.Time
-	}
-	for _, c := range p.Status.Conditions {
-		if c.LastTransitionTime.After(t) {
-			t = c.LastTransitionTime.Time
+	later := func(mt *metav1.MicroTime) {
+		if mt != nil && mt.After(t) {
+			t = mt.Time
 		}
 	}
+	if p.Spec.PushRequest != nil {
+		later(&p.Spec.PushRequest.RequestedAt)
+	}
+	for i := range p.Status.Attempts {
+		later(&p.Status.Attempts[i].StartedAt)
+		later(p.Status.Attempts[i].FinishedAt)
+	}
+	later(p.Status.SettledAt)
 	return t
 }

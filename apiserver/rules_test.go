@@ -16,6 +16,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	testingclock "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -60,7 +61,7 @@ func checkoutServer(p *paygatev1.Payment, objs ...client.Object) (*Server, clien
 	c := fake.NewClientBuilder().WithScheme(kube.Scheme()).WithObjects(append(objs, p)...).
 		WithIndex(&paygatev1.Payment{}, index.PaymentName, func(o client.Object) []string { return []string{o.GetName()} }).
 		WithIndex(&paygatev1.Payment{}, "metadata.name", func(o client.Object) []string { return []string{o.GetName()} }).Build()
-	s := New(Options{Cache: c, APIReader: c, Writer: c, CheckoutKey: make([]byte, 32), Clock: func() time.Time { return rulesNow }})
+	s := New(Options{Cache: c, APIReader: c, Writer: c, CheckoutKey: make([]byte, 32), Clock: testingclock.NewFakePassiveClock(rulesNow)})
 	expires := strconv.FormatInt(p.Spec.ExpiresAt.Unix(), 10)
 	return s, c, "/checkout/" + p.Name + "?expires=" + expires + "&signature=" + s.checkoutSignature(p.Name, expires)
 }
@@ -132,7 +133,7 @@ func TestCheckoutExpiry(t *testing.T) {
 	}
 	attempt := func(phase paygatev1.AttemptPhase) func(*paygatev1.Payment) {
 		return func(p *paygatev1.Payment) {
-			p.Spec.PushRequest = &paygatev1.PushRequest{Sequence: 1, Phone: "+255712345678", RequestedAt: metav1.NewTime(rulesNow.Add(-time.Hour))}
+			p.Spec.PushRequest = &paygatev1.PushRequest{Sequence: 1, Phone: "+255712345678", RequestedAt: metav1.NewMicroTime(rulesNow.Add(-time.Hour))}
 			p.Status.Attempts = []paygatev1.PushAttempt{{Sequence: 1, Reference: "r", Gateway: "mpesa-tz", Phase: phase}}
 		}
 	}

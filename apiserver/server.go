@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
@@ -31,8 +32,9 @@ type Options struct {
 	Cache     client.Reader
 	Writer    client.Writer
 	APIReader client.Reader
-	// Clock is the time source (tests inject one).
-	Clock func() time.Time
+	// Clock is the time source (default the real clock; tests pass a
+	// k8s.io/utils/clock/testing fake).
+	Clock clock.PassiveClock
 	// SignatureTolerance is how far X-Timestamp may be from now (default 300 s).
 	SignatureTolerance time.Duration
 	// SignaturesDisabled is the administrator switch that turns request signatures off.
@@ -69,7 +71,7 @@ type Server struct {
 // New builds a Server, filling defaults.
 func New(opts Options) *Server {
 	if opts.Clock == nil {
-		opts.Clock = time.Now
+		opts.Clock = clock.RealClock{}
 	}
 	if opts.SignatureTolerance <= 0 {
 		opts.SignatureTolerance = 300 * time.Second
@@ -86,7 +88,7 @@ func New(opts Options) *Server {
 	opts.Site = opts.Site.withDefaults(opts.PublicURL)
 	s := &Server{
 		opts:    opts,
-		limiter: ratelimit.New(opts.Clock, 100_000),
+		limiter: ratelimit.New(opts.Clock.Now, 100_000),
 		ips:     clientip.Resolver{TrustedProxies: opts.TrustedProxies},
 		mux:     http.NewServeMux(),
 	}
@@ -199,7 +201,7 @@ func (s *Server) collects(h http.HandlerFunc) http.HandlerFunc {
 
 // ServeHTTP serves the API, turning any panic into a 500 in the error shape.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := s.opts.Clock()
+	start := s.opts.Clock.Now()
 	rec := &statusRecorder{ResponseWriter: w}
 	defer func() {
 		if p := recover(); p != nil {
@@ -209,7 +211,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		s.opts.Log.V(1).Info("Request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
-			"durationMs", s.opts.Clock().Sub(start).Milliseconds())
+			"durationMs", s.opts.Clock.Since(start).Milliseconds())
 	}()
 	s.mux.ServeHTTP(rec, r)
 }

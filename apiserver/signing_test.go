@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // TestCheckoutSignatureKnownAnswer pins the checkout link's signed payload, so that links issued
@@ -48,7 +50,7 @@ func TestCheckoutSignatureKnownAnswer(t *testing.T) {
 // openssl, and that every refusal keeps its message.
 func TestVerifySignatureKnownAnswer(t *testing.T) {
 	now := time.Unix(1700000000, 0)
-	s := New(Options{CheckoutKey: make([]byte, 32), Clock: func() time.Time { return now }})
+	s := New(Options{CheckoutKey: make([]byte, 32), Clock: testingclock.NewFakePassiveClock(now)})
 	secret := []byte("sk_test_51Hx")
 	const body = `{"amount":"1000.00","currency":"TZS"}`
 	// printf '%s' '1700000000.POST./api/v1/payments.{"amount":"1000.00","currency":"TZS"}' |

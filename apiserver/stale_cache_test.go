@@ -14,6 +14,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	testingclock "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -37,7 +38,7 @@ func TestCheckoutPageReadsPastAStaleCacheAfterPay(t *testing.T) {
 		},
 	}
 	pushed := pending.DeepCopy()
-	pushed.Spec.PushRequest = &paygatev1.PushRequest{Sequence: 1, Phone: "+255712345678", RequestedAt: metav1.NewTime(now)}
+	pushed.Spec.PushRequest = &paygatev1.PushRequest{Sequence: 1, Phone: "+255712345678", RequestedAt: metav1.NewMicroTime(now)}
 
 	build := func(p *paygatev1.Payment, field string) client.Client {
 		return fake.NewClientBuilder().WithScheme(kube.Scheme()).WithObjects(p).
@@ -45,7 +46,7 @@ func TestCheckoutPageReadsPastAStaleCacheAfterPay(t *testing.T) {
 	}
 	s := New(Options{
 		Cache: build(pending, index.PaymentName), APIReader: build(pushed, "metadata.name"),
-		CheckoutKey: make([]byte, 32), Clock: func() time.Time { return now },
+		CheckoutKey: make([]byte, 32), Clock: testingclock.NewFakePassiveClock(now),
 	})
 	expires := strconv.FormatInt(pending.Spec.ExpiresAt.Unix(), 10)
 	link := "/checkout/" + trx + "?expires=" + expires + "&signature=" + s.checkoutSignature(trx, expires)

@@ -5,11 +5,11 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,6 +26,13 @@ import (
 	"github.com/paygate/paygate/internal/money"
 )
 
+// Balance condition reasons (docs/ledger.md, Conditions). A pass that failed otherwise sets
+// Ready's reason from failureReason.
+const (
+	ReasonBalanceComputed   = "BalanceComputed"
+	ReasonPaymentUnreadable = "PaymentUnreadable"
+)
+
 // BalanceReconciler keeps each merchant's Balance objects, one per environment. A balance is
 // derived: the sum of the net amounts of the merchant's successful payments in that environment,
 // recomputed from the payments on every pass. Nothing is ever added to a stored number, so a
@@ -36,6 +43,12 @@ type BalanceReconciler struct {
 
 // +kubebuilder:rbac:groups=paygate.dev,resources=balances,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=paygate.dev,resources=balances/status,verbs=get;update;patch
+
+// balanceScope is what one reconcile pass of a merchant's balances works on.
+type balanceScope struct {
+	merchant *paygatev1.Merchant
+	payments []paygatev1.Payment
+}
 
 // Reconcile recomputes a merchant's balances; the request names the Merchant.
 func (r *BalanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -53,16 +66,37 @@ func (r *BalanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing payments: %w", err)
 	}
+	// Each environment's balance is its own object: one that cannot be written or summed does
+	// not hold back the other.
+	envSteps := make([]step[*balanceScope], 0, len(paygatev1.Environments))
 	for _, env := range paygatev1.Environments {
-		status, err := SumBalances(payments.Items, m.Name, env)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if err := r.ensureBalance(ctx, m, env, status); err != nil {
-			return ctrl.Result{}, err
-		}
+		envSteps = append(envSteps, r.keepBalance(env))
 	}
-	return ctrl.Result{}, nil
+	return runSteps(ctx, &balanceScope{merchant: m, payments: payments.Items}, independent(envSteps...))
+}
+
+// keepBalance is the step that derives and writes the merchant's Balance in env.
+func (r *BalanceReconciler) keepBalance(env paygatev1.Environment) step[*balanceScope] {
+	return func(ctx context.Context, s *balanceScope) (ctrl.Result, error) {
+		sums, sumErr := SumBalances(s.payments, s.merchant.Name, env)
+		b, err := r.getOrCreateBalance(ctx, s.merchant, env)
+		if err != nil || b == nil {
+			return ctrl.Result{}, errors.Join(sumErr, err)
+		}
+		patch := newStatusPatch(r.Client, b, func(b *paygatev1.Balance) any { return &b.Status })
+		if sumErr == nil {
+			b.Status.Currencies, b.Status.ObservedPayments = sums.Currencies, sums.ObservedPayments
+			setReady(&b.Status.Conditions, b.Generation, metav1.ConditionTrue, ReasonBalanceComputed, "Derived from the merchant's payments")
+		} else {
+			setReady(&b.Status.Conditions, b.Generation, metav1.ConditionFalse, ReasonPaymentUnreadable,
+				"A payment's net amount cannot be read; the balance keeps its last value")
+		}
+		b.Status.ObservedGeneration = b.Generation
+		if err := patch.Patch(ctx, b); err != nil {
+			return ctrl.Result{}, errors.Join(sumErr, fmt.Errorf("patching balance %s: %w", b.Name, err))
+		}
+		return ctrl.Result{}, sumErr
+	}
 }
 
 // SumBalances derives a merchant's balances in env from its payments.
@@ -98,37 +132,33 @@ func SumBalances(payments []paygatev1.Payment, merchant string, env paygatev1.En
 	return status, nil
 }
 
-func (r *BalanceReconciler) ensureBalance(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, status paygatev1.BalanceStatus) error {
+// getOrCreateBalance returns the merchant's Balance in env, creating it when missing; nil when an
+// earlier pass created it and the cache has not shown it yet (its watch event brings us back).
+func (r *BalanceReconciler) getOrCreateBalance(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment) (*paygatev1.Balance, error) {
 	b := &paygatev1.Balance{}
 	key := client.ObjectKey{Namespace: m.Namespace, Name: paygatev1.BalanceName(m.Name, env)}
 	err := r.Get(ctx, key, b)
-	if apierrors.IsNotFound(err) {
-		b = &paygatev1.Balance{
-			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name,
-				Labels: map[string]string{paygatev1.LabelMerchant: m.Name, paygatev1.LabelEnvironment: string(env)}},
-			Spec: paygatev1.BalanceSpec{MerchantRef: paygatev1.MerchantReference{Name: m.Name}, Environment: env},
-		}
-		if err := controllerutil.SetControllerReference(m, b, r.Scheme()); err != nil {
-			return err
-		}
-		if err := r.Create(ctx, b); err != nil {
-			if apierrors.IsAlreadyExists(err) {
-				return nil // created by an earlier pass the cache has not shown yet; its watch event brings us back
-			}
-			return fmt.Errorf("creating balance %s: %w", key.Name, err)
-		}
-	} else if err != nil {
-		return fmt.Errorf("reading balance %s: %w", key.Name, err)
+	if err == nil {
+		return b, nil
 	}
-	if equality.Semantic.DeepEqual(b.Status, status) {
-		return nil
+	if !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading balance %s: %w", key.Name, err)
 	}
-	base := b.DeepCopy()
-	b.Status = status
-	if err := r.Status().Patch(ctx, b, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("patching balance %s: %w", key.Name, err)
+	b = &paygatev1.Balance{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name,
+			Labels: map[string]string{paygatev1.LabelMerchant: m.Name, paygatev1.LabelEnvironment: string(env)}},
+		Spec: paygatev1.BalanceSpec{MerchantRef: paygatev1.MerchantReference{Name: m.Name}, Environment: env},
 	}
-	return nil
+	if err := controllerutil.SetControllerReference(m, b, r.Scheme()); err != nil {
+		return nil, err
+	}
+	if err := r.Create(ctx, b); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("creating balance %s: %w", key.Name, err)
+	}
+	return b, nil
 }
 
 // SetupWithManager watches Merchants, their Balances and their Payments.

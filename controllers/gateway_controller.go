@@ -5,11 +5,11 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -22,7 +22,8 @@ import (
 	"github.com/paygate/paygate/internal/money"
 )
 
-// Gateway condition reasons.
+// Gateway condition reasons (docs/configuration.md, Gateway). A pass that failed otherwise sets
+// Ready's reason from failureReason.
 const (
 	ReasonGatewayReady         = "GatewayReady"
 	ReasonConfigInvalid        = "ConfigInvalid"
@@ -43,23 +44,37 @@ type GatewayReconciler struct {
 // +kubebuilder:rbac:groups=paygate.dev,resources=idclaims,verbs=get;list;watch;create
 
 // Reconcile assigns the gateway's id and reports whether its configuration can work.
-func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
 	gw := &paygatev1.Gateway{}
 	if err := r.Get(ctx, req.NamespacedName, gw); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	base := gw.DeepCopy()
-
+	patch := newStatusPatch(r.Client, gw, func(gw *paygatev1.Gateway) any { return &gw.Status })
+	defer func() {
+		r.summarizeGateway(gw, retErr)
+		if err := patch.Patch(ctx, gw); err != nil {
+			retErr = errors.Join(retErr, client.IgnoreNotFound(fmt.Errorf("patching gateway status: %w", err)))
+		}
+	}()
 	id, err := r.IDs.Ensure(ctx, paygatev1.IDClaimGateway, gw)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("assigning gateway id: %w", err)
 	}
 	gw.Status.ID = id
+	return ctrl.Result{}, nil
+}
 
+// summarizeGateway sets Ready: False while the configuration cannot work or the pass failed, and
+// records an event when Ready flips.
+func (r *GatewayReconciler) summarizeGateway(gw *paygatev1.Gateway, reconcileErr error) {
 	ready := metav1.Condition{Type: paygatev1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonGatewayReady,
 		Message: "Gateway configuration is valid", ObservedGeneration: gw.Generation}
 	if problems := CheckGatewayAmounts(&gw.Spec); len(problems) > 0 {
+		// Derived from the spec alone: the message changes only when the spec does.
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonConfigInvalid, strings.Join(problems, "; ")
+	} else if reconcileErr != nil {
+		ready.Status = metav1.ConditionFalse
+		ready.Reason, ready.Message = failureReason(reconcileErr)
 	}
 	var was metav1.ConditionStatus // copied: SetStatusCondition edits the slice in place
 	if c := meta.FindStatusCondition(gw.Status.Conditions, paygatev1.ConditionReady); c != nil {
@@ -67,7 +82,9 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	meta.SetStatusCondition(&gw.Status.Conditions, ready)
 	r.reportSimulation(gw)
-	gw.Status.ObservedGeneration = gw.Generation
+	if reconcileErr == nil {
+		gw.Status.ObservedGeneration = gw.Generation
+	}
 	if was != ready.Status {
 		eventType := corev1.EventTypeNormal
 		if ready.Status != metav1.ConditionTrue {
@@ -75,13 +92,6 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 		r.Recorder.Eventf(gw, nil, eventType, ready.Reason, "ValidateGateway", "%s", ready.Message)
 	}
-	if equality.Semantic.DeepEqual(base.Status, gw.Status) {
-		return ctrl.Result{}, nil
-	}
-	if err := r.Status().Patch(ctx, gw, client.MergeFrom(base)); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(fmt.Errorf("patching gateway status: %w", err))
-	}
-	return ctrl.Result{}, nil
 }
 
 // reportSimulation sets the warning condition SimulatingProduction while the gateway simulates

@@ -9,6 +9,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
@@ -23,6 +25,11 @@ const (
 // maxClaimAttempts bounds how many taken ids one allocation skips before it gives up and retries
 // on the next pass.
 const maxClaimAttempts = 16
+
+// claimTries is the retry policy of one allocation: up to maxClaimAttempts creates, one after the
+// other with no wait (a taken id is not contention to back off from: the next id is free unless
+// another writer is claiming at the very same moment).
+var claimTries = wait.Backoff{Steps: maxClaimAttempts}
 
 // IDAllocator assigns stable integer ids (merchant ids, deposit method ids). An id belongs to an
 // object once an IDClaim named "<kind>-<id>" holding the object's UID exists. Creating that name
@@ -48,7 +55,9 @@ func (a *IDAllocator) Ensure(ctx context.Context, kind paygatev1.IDClaimKind, ow
 	if err != nil {
 		return 0, err
 	}
-	for range maxClaimAttempts {
+	// Each try claims the id after the last one tried: an AlreadyExists (another writer claimed it
+	// since highest listed the claims) moves on to the next.
+	err = retry.OnError(claimTries, apierrors.IsAlreadyExists, func() error {
 		next++
 		claim := &paygatev1.IDClaim{
 			ObjectMeta: metav1.ObjectMeta{
@@ -63,15 +72,15 @@ func (a *IDAllocator) Ensure(ctx context.Context, kind paygatev1.IDClaimKind, ow
 				},
 			},
 		}
-		err := a.Client.Create(ctx, claim)
-		if err == nil {
-			return next, nil
-		}
-		if !apierrors.IsAlreadyExists(err) {
-			return 0, fmt.Errorf("claiming %s id %d: %w", kind, next, err)
-		}
+		return a.Client.Create(ctx, claim)
+	})
+	switch {
+	case err == nil:
+		return next, nil
+	case apierrors.IsAlreadyExists(err):
+		return 0, fmt.Errorf("claiming a %s id: %d ids after %d were taken meanwhile", kind, maxClaimAttempts, next-maxClaimAttempts)
 	}
-	return 0, fmt.Errorf("claiming a %s id: %d ids after %d were taken meanwhile", kind, maxClaimAttempts, next-maxClaimAttempts)
+	return 0, fmt.Errorf("claiming %s id %d: %w", kind, next, err)
 }
 
 func (a *IDAllocator) find(ctx context.Context, r client.Reader, kind paygatev1.IDClaimKind, owner metav1.Object) (int64, bool, error) {

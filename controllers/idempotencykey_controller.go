@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -18,7 +19,7 @@ import (
 // over, so etcd holds only live keys.
 type IdempotencyKeyReconciler struct {
 	client.Client
-	Clock func() time.Time
+	Clock clock.PassiveClock
 }
 
 // +kubebuilder:rbac:groups=paygate.dev,resources=idempotencykeys,verbs=get;list;watch;delete
@@ -29,7 +30,7 @@ func (r *IdempotencyKeyReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	if err := r.Get(ctx, req.NamespacedName, key); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if left := key.Spec.ExpiresAt.Sub(r.Clock()); left > 0 {
+	if left := key.Spec.ExpiresAt.Sub(r.Clock.Now()); left > 0 {
 		return ctrl.Result{RequeueAfter: left}, nil
 	}
 	// The UID precondition leaves alone a key that was re-claimed under the same name meanwhile.

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -27,24 +26,24 @@ import (
 	"github.com/paygate/paygate/internal/index"
 )
 
-// Merchant condition reasons.
+// Merchant condition reasons (docs/configuration.md, Merchant). A failed step sets its
+// condition's reason to SecretNotOwned when someone else's Secret is in the way, else to the
+// step's own failure reason; Ready's reason then comes from failureReason.
 const (
-	ReasonCredentialsIssued     = "CredentialsIssued"
-	ReasonCredentialsFailed     = "CredentialsFailed"
-	ReasonCredentialsRotated    = "CredentialsRotated"
-	ReasonWebhookSecretIssued   = "WebhookSecretIssued"
-	ReasonWebhookSecretFailed   = "WebhookSecretFailed"
-	ReasonProductionEnabled     = "ProductionEnabled"
-	ReasonProductionDisabled    = "ProductionDisabled"
-	ReasonSelectionValid        = "SelectionValid"
-	ReasonSelectionInvalid      = "SelectionInvalid"
-	ReasonMultipleSelections    = "MultipleSelections"
-	ReasonMerchantReady         = "MerchantReady"
-	ReasonMerchantNotReady      = "MerchantNotReady"
-	ReasonBusinessNotApproved   = "BusinessNotApproved"
-	ReasonReconcileFailed       = "ReconcileFailed"
-	merchantControllerName      = "merchant-controller"
-	merchantSecretOwnerConflict = "SecretNotOwned"
+	ReasonCredentialsIssued   = "CredentialsIssued"
+	ReasonCredentialsFailed   = "CredentialsFailed"
+	ReasonCredentialsRotated  = "CredentialsRotated"
+	ReasonWebhookSecretIssued = "WebhookSecretIssued"
+	ReasonWebhookSecretFailed = "WebhookSecretFailed"
+	ReasonProductionEnabled   = "ProductionEnabled"
+	ReasonProductionDisabled  = "ProductionDisabled"
+	ReasonSelectionValid      = "SelectionValid"
+	ReasonSelectionInvalid    = "SelectionInvalid"
+	ReasonMultipleSelections  = "MultipleSelections"
+	ReasonMerchantReady       = "MerchantReady"
+	ReasonMerchantNotReady    = "MerchantNotReady"
+	ReasonBusinessNotApproved = "BusinessNotApproved"
+	merchantControllerName    = "merchant-controller"
 )
 
 // MerchantReconciler issues a merchant's credentials (sandbox always, production once approved),
@@ -81,10 +80,11 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	if !merchant.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // Secrets go with their owner reference.
 	}
-	base := merchant.DeepCopy()
+	patch := newStatusPatch(r.Client, merchant, func(m *paygatev1.Merchant) any { return &m.Status })
 	defer func() {
-		if err := r.patchStatus(ctx, base, merchant, retErr); err != nil {
-			retErr = errors.Join(retErr, err)
+		summarizeMerchant(merchant, retErr)
+		if err := patch.Patch(ctx, merchant); err != nil {
+			retErr = errors.Join(retErr, client.IgnoreNotFound(fmt.Errorf("patching merchant status: %w", err)))
 		}
 	}()
 
@@ -94,17 +94,20 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 	}
 	s := &merchantScope{merchant: merchant, gateways: gateways.Items}
 	log.V(1).Info("Reconciling merchant")
-	return runSteps(ctx, s,
+	// None of the steps needs another: a Secret that cannot be written does not hold back the
+	// merchant's id, its other credentials or its checkout gateways.
+	return runSteps(ctx, s, independent(
 		r.assignID,
 		r.issueSandboxCredentials,
 		r.issueProductionCredentials,
 		r.issueWebhookSigningSecret,
 		r.resolveCheckoutGateways,
-	)
+	))
 }
 
-// patchStatus summarises Ready and patches status once, when it changed.
-func (r *MerchantReconciler) patchStatus(ctx context.Context, base, m *paygatev1.Merchant, reconcileErr error) error {
+// summarizeMerchant sets the merchant's Ready condition and observedGeneration from its other
+// conditions; reconcileErr is the pass's error.
+func summarizeMerchant(m *paygatev1.Merchant, reconcileErr error) {
 	ready := metav1.Condition{Type: paygatev1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonMerchantReady,
 		Message: "Credentials issued and configuration valid", ObservedGeneration: m.Generation}
 	var notReady []string
@@ -116,26 +119,27 @@ func (r *MerchantReconciler) patchStatus(ctx context.Context, base, m *paygatev1
 	if meta.IsStatusConditionTrue(m.Status.Conditions, paygatev1.ConditionInvalidGatewaySelection) {
 		notReady = append(notReady, "the gateway selection is invalid")
 	}
-	if reconcileErr != nil {
-		notReady = append(notReady, "reconcile failed: "+reconcileErr.Error())
-	}
-	if len(notReady) > 0 {
+	switch {
+	case reconcileErr != nil:
+		ready.Status = metav1.ConditionFalse
+		ready.Reason, ready.Message = failureReason(reconcileErr)
+	case len(notReady) > 0:
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonMerchantNotReady, strings.Join(notReady, "; ")
-		if reconcileErr != nil {
-			ready.Reason = ReasonReconcileFailed
-		}
 	}
 	meta.SetStatusCondition(&m.Status.Conditions, ready)
 	if reconcileErr == nil {
 		m.Status.ObservedGeneration = m.Generation
 	}
-	if equality.Semantic.DeepEqual(base.Status, m.Status) {
-		return nil
+}
+
+// stepFailure is the reason and message of a failed step's condition: SecretNotOwned when
+// someone else's Secret is in the way, else the step's own reason; never the error's text.
+func stepFailure(err error, stepReason string) (reason, message string) {
+	reason, message = failureReason(err)
+	if reason != ReasonSecretNotOwned {
+		reason = stepReason
 	}
-	if err := r.Status().Patch(ctx, m, client.MergeFrom(base)); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("patching merchant status: %w", err))
-	}
-	return nil
+	return reason, message
 }
 
 func (r *MerchantReconciler) assignID(ctx context.Context, s *merchantScope) (ctrl.Result, error) {
@@ -151,7 +155,8 @@ func (r *MerchantReconciler) issueSandboxCredentials(ctx context.Context, s *mer
 	m := s.merchant
 	set, err := r.ensureCredentialSet(ctx, m, paygatev1.EnvironmentSandbox)
 	if err != nil {
-		r.setCondition(m, paygatev1.ConditionSandboxCredentialsIssued, metav1.ConditionFalse, ReasonCredentialsFailed, err.Error())
+		reason, msg := stepFailure(err, ReasonCredentialsFailed)
+		r.setCondition(m, paygatev1.ConditionSandboxCredentialsIssued, metav1.ConditionFalse, reason, msg)
 		return ctrl.Result{}, fmt.Errorf("issuing sandbox credentials: %w", err)
 	}
 	m.Status.Sandbox = set
@@ -176,7 +181,8 @@ func (r *MerchantReconciler) issueProductionCredentials(ctx context.Context, s *
 	}
 	set, err := r.ensureCredentialSet(ctx, m, paygatev1.EnvironmentProduction)
 	if err != nil {
-		r.setProductionCondition(m, metav1.ConditionFalse, ReasonCredentialsFailed, err.Error())
+		reason, msg := stepFailure(err, ReasonCredentialsFailed)
+		r.setProductionCondition(m, metav1.ConditionFalse, reason, msg)
 		return ctrl.Result{}, fmt.Errorf("issuing production credentials: %w", err)
 	}
 	m.Status.Production = set
@@ -206,7 +212,8 @@ func (r *MerchantReconciler) issueWebhookSigningSecret(ctx context.Context, s *m
 	m := s.merchant
 	name, err := r.ensureWebhookSigningSecret(ctx, m)
 	if err != nil {
-		r.setCondition(m, paygatev1.ConditionWebhookSecretIssued, metav1.ConditionFalse, ReasonWebhookSecretFailed, err.Error())
+		reason, msg := stepFailure(err, ReasonWebhookSecretFailed)
+		r.setCondition(m, paygatev1.ConditionWebhookSecretIssued, metav1.ConditionFalse, reason, msg)
 		return ctrl.Result{}, fmt.Errorf("issuing webhook signing secret: %w", err)
 	}
 	m.Status.WebhookSigningSecretName = name

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/controllers"
 	"github.com/paygate/paygate/internal/credentials"
 	"github.com/paygate/paygate/test/testenv"
 )
@@ -274,7 +275,14 @@ var _ = Describe("Merchant credentials", func() {
 			g.Expect(c).NotTo(BeNil())
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(c.Message).To(ContainSubstring("not controlled by this Merchant"))
-			g.Expect(conditionStatus(m, paygatev1.ConditionReady)).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(controllers.ReasonSecretNotOwned))
+			ready := meta.FindStatusCondition(m.Status.Conditions, paygatev1.ConditionReady)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(ready.Reason).To(Equal(controllers.ReasonSecretNotOwned))
+			// The other steps do not depend on the sandbox credentials: they still ran.
+			g.Expect(conditionStatus(m, paygatev1.ConditionWebhookSecretIssued)).To(Equal(metav1.ConditionTrue))
+			g.Expect(m.Status.ID).NotTo(BeZero())
 		}).Should(Succeed())
 		Expect(string(getSecret(Default, ns, foreign.Name).Data["apiKey"])).To(Equal("not-ours"))
 	})

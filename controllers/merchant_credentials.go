@@ -125,7 +125,7 @@ func (r *MerchantReconciler) getOwnedSecret(ctx context.Context, m *paygatev1.Me
 		return nil, fmt.Errorf("reading Secret %s: %w", name, err)
 	}
 	if !metav1.IsControlledBy(secret, m) {
-		return nil, fmt.Errorf("secret %s exists and is not controlled by this Merchant (%s); delete or rename it", name, merchantSecretOwnerConflict)
+		return nil, &secretNotOwnedError{name: name}
 	}
 	return secret, nil
 }

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -29,17 +29,21 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 )
 
-// Payment event reasons, in pairs.
+// Payment condition and event reasons (docs/payments.md, Conditions). A pass that failed sets
+// Ready's reason from failureReason: ProviderUnreachable, KubernetesAPIError or
+// RetryingAfterError.
 const (
-	ReasonPushStarted       = "PushStarted"
-	ReasonPushFailed        = "PushFailed"
-	ReasonPaymentSucceeded  = "PaymentSucceeded"
-	ReasonPaymentFailed     = "PaymentFailed"
-	ReasonPaymentExpired    = "PaymentExpired"
-	ReasonAwaitingPush      = "AwaitingPush"
-	ReasonAwaitingCustomer  = "AwaitingCustomer"
-	ReasonAttemptAmbiguous  = "AttemptAmbiguous"
-	ReasonProviderUnhealthy = "ProviderUnreachable"
+	ReasonPushStarted         = "PushStarted"
+	ReasonPushFailed          = "PushFailed"
+	ReasonPaymentSucceeded    = "PaymentSucceeded"
+	ReasonPaymentFailed       = "PaymentFailed"
+	ReasonPaymentExpired      = "PaymentExpired"
+	ReasonAwaitingPush        = "AwaitingPush"
+	ReasonAwaitingCustomer    = "AwaitingCustomer"
+	ReasonAttemptAmbiguous    = "AttemptAmbiguous"
+	ReasonFeeNotComputed      = "FeeNotComputed"
+	ReasonNotSettled          = "NotSettled"
+	ReasonSettledAfterFailure = "SettledAfterFailure"
 )
 
 // Providers resolves which provider carries a payment's money.
@@ -62,7 +66,7 @@ type PaymentReconciler struct {
 	Recorder  events.EventRecorder
 	Providers Providers
 	// Clock is the controller's time source.
-	Clock func() time.Time
+	Clock clock.PassiveClock
 	// PollInterval is how often an attempt in flight is queried (default 2 s).
 	PollInterval time.Duration
 	// CallbackURL is where the upstream provider posts results (the apiserver's internal route).
@@ -71,10 +75,12 @@ type PaymentReconciler struct {
 
 type paymentScope struct {
 	payment *paygatev1.Payment
-	// base is what the API server holds: the start of the pass, then the write-ahead record.
-	base *paygatev1.Payment
-	now  time.Time
+	// patch holds what the API server has: the start of the pass, then the write-ahead record.
+	patch *statusPatch[*paygatev1.Payment]
+	now   time.Time
 }
+
+func paymentStatus(p *paygatev1.Payment) any { return &p.Status }
 
 // +kubebuilder:rbac:groups=paygate.dev,resources=payments,verbs=get;list;watch
 // +kubebuilder:rbac:groups=paygate.dev,resources=payments/status,verbs=get;update;patch
@@ -86,18 +92,22 @@ func (r *PaymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	if err := r.Get(ctx, req.NamespacedName, p); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	patch := newStatusPatch(r.Client, p, paymentStatus)
 	if p.Terminal() {
 		// Terminal states never change. The event is emitted from the stored terminal state, so a
 		// pass whose status write lost a race can never announce an outcome that did not stick.
 		if err := r.emitEvent(ctx, p); err != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, r.checkLateSettlement(ctx, p)
+		return ctrl.Result{}, r.checkLateSettlement(ctx, patch, p)
 	}
-	s := &paymentScope{payment: p, base: p.DeepCopy(), now: r.Clock()}
+	s := &paymentScope{payment: p, patch: patch, now: r.Clock.Now()}
 	defer func() {
-		if err := r.patchStatus(ctx, s.base, p, retErr); err != nil {
-			retErr = errors.Join(retErr, err)
+		summarizePayment(p, retErr)
+		// The optimistic lock turns a pass that read a stale cache into a conflict and a retry,
+		// never into a lost attempt.
+		if err := patch.Patch(ctx, p); err != nil {
+			retErr = errors.Join(retErr, client.IgnoreNotFound(fmt.Errorf("patching payment status: %w", err)))
 		}
 	}()
 	return runSteps(ctx, s,
@@ -107,7 +117,9 @@ func (r *PaymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	)
 }
 
-func (r *PaymentReconciler) patchStatus(ctx context.Context, base, p *paygatev1.Payment, reconcileErr error) error {
+// summarizePayment sets the payment's Ready condition and observedGeneration from what the pass
+// did; reconcileErr is the pass's error.
+func summarizePayment(p *paygatev1.Payment, reconcileErr error) {
 	if p.Status.Phase == "" {
 		p.Status.Phase = paygatev1.PaymentPending
 	}
@@ -125,21 +137,12 @@ func (r *PaymentReconciler) patchStatus(ctx context.Context, base, p *paygatev1.
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, ReasonAwaitingCustomer, "Waiting for the customer to approve the prompt"
 	}
 	if reconcileErr != nil && !p.Terminal() {
-		ready.Reason, ready.Message = ReasonProviderUnhealthy, "Retrying: "+reconcileErr.Error()
+		ready.Reason, ready.Message = failureReason(reconcileErr)
 	}
 	meta.SetStatusCondition(&p.Status.Conditions, ready)
 	if reconcileErr == nil {
 		p.Status.ObservedGeneration = p.Generation
 	}
-	if equality.Semantic.DeepEqual(base.Status, p.Status) {
-		return nil
-	}
-	// The optimistic lock turns a pass that read a stale cache into a conflict and a retry,
-	// never into a lost attempt.
-	if err := r.Status().Patch(ctx, p, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("patching payment status: %w", err))
-	}
-	return nil
 }
 
 // resolveAttempt asks the provider about the newest attempt while it may still move money.
@@ -160,7 +163,7 @@ func (r *PaymentReconciler) resolveAttempt(ctx context.Context, s *paymentScope)
 		res, err = prov.Push(ctx, r.pushRequest(p, a))
 	}
 	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("asking the provider about attempt %s: %w", a.Reference, err)
+		return ctrl.Result{}, fmt.Errorf("asking the provider about attempt %s: %w", a.Reference, asProviderError(err))
 	}
 	r.applyResult(s, a, res)
 	return r.pollIfInFlight(p), nil
@@ -191,17 +194,16 @@ func (r *PaymentReconciler) startPush(ctx context.Context, s *paymentScope) (ctr
 		Gateway:   gw.Code(),
 		Phase:     paygatev1.AttemptInitiating,
 		Fees:      gw.Spec.Fees,
-		StartedAt: metav1.NewTime(s.now),
+		StartedAt: *ptrTime(s.now),
 	}
-	// Write ahead: the attempt is stored before the provider hears of it.
-	before := p.DeepCopy()
+	// Write ahead: the attempt is stored, under the optimistic lock, before the provider hears of
+	// it. A pass that read a stale payment conflicts here and never pushes.
 	p.Status.Phase = paygatev1.PaymentPending
 	p.Status.Gateway = gw.Code()
 	p.Status.Attempts = append(p.Status.Attempts, attempt)
-	if err := r.Status().Patch(ctx, p, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := s.patch.Patch(ctx, p); err != nil {
 		return ctrl.Result{}, fmt.Errorf("recording push attempt %s: %w", attempt.Reference, err)
 	}
-	s.base = p.DeepCopy()
 	prov, err := r.providerFor(ctx, p, gw.Code())
 	if err != nil {
 		return ctrl.Result{}, err
@@ -275,7 +277,7 @@ func (r *PaymentReconciler) succeed(s *paymentScope, a *paygatev1.PushAttempt) {
 	if err != nil {
 		// The amount was validated at creation and the fees at apply time; should they still not
 		// compute, the customer has paid: settle with no fee and say so.
-		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPaymentSucceeded, "Settle", "Fee could not be computed (%v); settled without a fee", err)
+		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonFeeNotComputed, "Settle", "Fee could not be computed (%v); settled without a fee", err)
 		fee, net = money.Amount{}, money.MustParseAmount(string(p.Spec.Amount))
 	}
 	cur, _ := money.LookupCurrency(string(p.Spec.Currency))
@@ -365,7 +367,7 @@ func (r *PaymentReconciler) providerFor(ctx context.Context, p *paygatev1.Paymen
 	}
 	prov, err := r.Providers.For(ctx, gw, p.Spec.Environment)
 	if err != nil {
-		return nil, fmt.Errorf("resolving the provider of gateway %s: %w", code, err)
+		return nil, fmt.Errorf("resolving the provider of gateway %s: %w", code, asProviderError(err))
 	}
 	return prov, nil
 }
@@ -384,13 +386,14 @@ func (r *PaymentReconciler) pollInterval() time.Duration {
 	return 2 * time.Second
 }
 
-func ptrTime(t time.Time) *metav1.Time { mt := metav1.NewTime(t); return &mt }
+// ptrTime is t as a payment records it: to the microsecond (docs/payments.md, Timestamps).
+func ptrTime(t time.Time) *metav1.MicroTime { mt := metav1.NewMicroTime(t); return &mt }
 
 // checkLateSettlement asks the provider about a failed payment's last attempt when a callback
 // claims success after the fact (most often: the customer approved after the session expired).
 // The phase stays failed, as terminal phases do; the condition, an event and the metric
 // paygate_late_settlements_total tell operators to refund or reconcile the money.
-func (r *PaymentReconciler) checkLateSettlement(ctx context.Context, p *paygatev1.Payment) error {
+func (r *PaymentReconciler) checkLateSettlement(ctx context.Context, patch *statusPatch[*paygatev1.Payment], p *paygatev1.Payment) error {
 	hint := p.Annotations[paygatev1.AnnotationProviderCallback]
 	a := p.LatestAttempt()
 	if p.Status.Phase != paygatev1.PaymentFailed || hint == "" || a == nil {
@@ -405,19 +408,18 @@ func (r *PaymentReconciler) checkLateSettlement(ctx context.Context, p *paygatev
 	}
 	res, err := prov.PushStatus(ctx, a.Reference)
 	if err != nil && !errors.Is(err, provider.ErrNotFound) {
-		return fmt.Errorf("asking the provider about attempt %s after a late callback: %w", a.Reference, err)
+		return fmt.Errorf("asking the provider about attempt %s after a late callback: %w", a.Reference, asProviderError(err))
 	}
-	base := p.DeepCopy()
-	cond := metav1.Condition{Type: paygatev1.ConditionLateSettlement, Status: metav1.ConditionFalse, Reason: "NotSettled",
+	cond := metav1.Condition{Type: paygatev1.ConditionLateSettlement, Status: metav1.ConditionFalse, Reason: ReasonNotSettled,
 		Message: "The provider does not report this attempt settled (callback " + hint + ")", ObservedGeneration: p.Generation}
 	if err == nil && res.Status == provider.StatusSuccess {
-		cond.Status, cond.Reason = metav1.ConditionTrue, "SettledAfterFailure"
+		cond.Status, cond.Reason = metav1.ConditionTrue, ReasonSettledAfterFailure
 		cond.Message = fmt.Sprintf("The provider settled attempt %s after the payment failed with %s: refund or reconcile it (callback %s)", a.Reference, p.Status.Reason, hint)
-		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, "SettledAfterFailure", "CheckLateSettlement", "%s", cond.Message)
+		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonSettledAfterFailure, "CheckLateSettlement", "%s", cond.Message)
 		metrics.LateSettlements.WithLabelValues(string(p.Spec.Environment)).Inc()
 	}
 	meta.SetStatusCondition(&p.Status.Conditions, cond)
-	if err := r.Status().Patch(ctx, p, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+	if err := patch.Patch(ctx, p); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("recording a late settlement check: %w", err))
 	}
 	return nil
@@ -454,7 +456,7 @@ func (r *PaymentReconciler) emitEvent(ctx context.Context, p *paygatev1.Payment)
 		return fmt.Errorf("building the %s event of payment %s: %w", eventType, p.Name, err)
 	}
 	d, err := webhookevents.NewDelivery(webhookevents.Source{Kind: "Payment", Object: p, Merchant: p.Spec.MerchantRef.Name, Env: p.Spec.Environment, TargetURL: target},
-		eventType, data, r.Clock())
+		eventType, data, r.Clock.Now())
 	if err != nil {
 		return err
 	}

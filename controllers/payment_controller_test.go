@@ -37,7 +37,7 @@ func newPayment(ns, merchant, name, amount string, gw *paygatev1.Gateway, phone 
 	}
 	if phone != "" {
 		p.Spec.Customer.Phone = paygatev1.MobileNumber(phone)
-		p.Spec.PushRequest = &paygatev1.PushRequest{Sequence: 1, Phone: paygatev1.MobileNumber(phone), RequestedAt: metav1.NewTime(clock.Now())}
+		p.Spec.PushRequest = &paygatev1.PushRequest{Sequence: 1, Phone: paygatev1.MobileNumber(phone), RequestedAt: metav1.NewMicroTime(clock.Now())}
 	}
 	return p
 }
@@ -90,8 +90,12 @@ var _ = Describe("Payment controller", Ordered, func() {
 		Expect(done.Status.Remark).To(Equal(provider.SandboxRemark))
 		Expect(done.Status.Gateway).To(Equal(gw.Code()))
 		Expect(done.Status.SettledAt).NotTo(BeNil())
+		// Stored to the microsecond (the API's updated_at reports it): the suite's clock stands
+		// still, so settlement is exactly its time, sub-second part included.
+		Expect(done.Status.SettledAt.Time).To(BeTemporally("==", clock.Now().Truncate(time.Microsecond)))
 		Expect(done.Status.Attempts).To(HaveLen(1))
 		a := done.Status.Attempts[0]
+		Expect(a.StartedAt.Time).To(BeTemporally("==", clock.Now().Truncate(time.Microsecond)))
 		Expect(a.Phase).To(Equal(paygatev1.AttemptSucceeded))
 		Expect(a.Reference).To(Equal(ns + ".trx-success.1"))
 		Expect(sandbox.Pushes(a.Reference)).To(Equal(1))
@@ -106,7 +110,7 @@ var _ = Describe("Payment controller", Ordered, func() {
 
 		By("never changing a terminal payment")
 		cur := getPayment(Default, p)
-		cur.Spec.PushRequest = &paygatev1.PushRequest{Sequence: 2, Phone: "+255712345678", RequestedAt: metav1.NewTime(clock.Now())}
+		cur.Spec.PushRequest = &paygatev1.PushRequest{Sequence: 2, Phone: "+255712345678", RequestedAt: metav1.NewMicroTime(clock.Now())}
 		Expect(k8s.Update(ctx, cur)).To(Succeed())
 		Consistently(func(g Gomega) {
 			g.Expect(getPayment(g, p).Status.Attempts).To(HaveLen(1))
@@ -141,7 +145,7 @@ var _ = Describe("Payment controller", Ordered, func() {
 			g.Expect(getPayment(g, idle).Status.Phase).To(Equal(paygatev1.PaymentPending))
 		}).Should(Succeed())
 
-		clock.Advance(31 * time.Minute)
+		clock.Step(31 * time.Minute)
 		touch(idle)
 		for _, p := range []*paygatev1.Payment{idle, unanswered} {
 			done := waitPhase(p, paygatev1.PaymentFailed)
@@ -169,7 +173,7 @@ var _ = Describe("Payment controller", Ordered, func() {
 		Consistently(func(g Gomega) {
 			g.Expect(getPayment(g, slow).Status.Phase).To(Equal(paygatev1.PaymentPending))
 		}, "1s").Should(Succeed())
-		clock.Advance(21 * time.Second)
+		clock.Step(21 * time.Second)
 		waitPhase(slow, paygatev1.PaymentSuccess)
 	})
 
@@ -188,7 +192,7 @@ var _ = Describe("Payment controller", Ordered, func() {
 			Expect(k8s.Create(ctx, p)).To(Succeed())
 			p.Status = paygatev1.PaymentStatus{Phase: paygatev1.PaymentPending, Attempts: []paygatev1.PushAttempt{{
 				Sequence: 1, Reference: ns + "." + p.Name + ".1", Gateway: gw.Code(),
-				Phase: paygatev1.AttemptInitiating, Fees: gw.Spec.Fees, StartedAt: metav1.NewTime(clock.Now()),
+				Phase: paygatev1.AttemptInitiating, Fees: gw.Spec.Fees, StartedAt: metav1.NewMicroTime(clock.Now()),
 			}}}
 			Expect(k8s.Status().Update(ctx, p)).To(Succeed())
 		}
@@ -241,6 +245,11 @@ var _ = Describe("Payment controller", Ordered, func() {
 			g.Expect(b.Status.Currencies).To(HaveLen(1))
 			g.Expect(b.Status.Currencies[0].SettledPayments).To(BeEquivalentTo(n))
 			g.Expect(string(b.Status.Currencies[0].Available)).To(Equal(want.StringFixed(2)))
+			ready := meta.FindStatusCondition(b.Status.Conditions, paygatev1.ConditionReady)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(ready.Reason).To(Equal(controllers.ReasonBalanceComputed))
+			g.Expect(b.Status.ObservedGeneration).To(Equal(b.Generation))
 		}, "3m").Should(Succeed())
 
 		var b paygatev1.Balance

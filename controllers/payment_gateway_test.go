@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	testingclock "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -36,7 +37,7 @@ func TestPaymentIsNotDeclinedForAGatewayTheCacheHasNotSeen(t *testing.T) {
 				MerchantRef: paygatev1.MerchantReference{Name: "duka"}, Environment: paygatev1.EnvironmentSandbox,
 				Amount: "1500", Currency: "TZS", Mode: paygatev1.PaymentModePush, Gateways: []paygatev1.GatewayCode{"mpesa-tz"},
 				ExpiresAt:   metav1.NewTime(now.Add(30 * time.Minute)),
-				PushRequest: &paygatev1.PushRequest{Sequence: 1, Phone: "+255712345678", RequestedAt: metav1.NewTime(now)},
+				PushRequest: &paygatev1.PushRequest{Sequence: 1, Phone: "+255712345678", RequestedAt: metav1.NewMicroTime(now)},
 			},
 		}
 	}
@@ -56,7 +57,7 @@ func TestPaymentIsNotDeclinedForAGatewayTheCacheHasNotSeen(t *testing.T) {
 			r := &PaymentReconciler{
 				Client: cache, APIReader: api, Recorder: events.NewFakeRecorder(16),
 				Providers: &provider.Registry{Sandbox: provider.NewSandbox(provider.SandboxOptions{Clock: func() time.Time { return now }})},
-				Clock:     func() time.Time { return now },
+				Clock:     testingclock.NewFakePassiveClock(now),
 			}
 			for range 3 { // push, then learn the outcome
 				if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(p)}); err != nil {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	testingclock "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -43,7 +44,7 @@ func rulesPayment(opts ...func(*paygatev1.Payment)) *paygatev1.Payment {
 			MerchantReference: "order-1", Amount: "1500", Currency: "TZS", Mode: paygatev1.PaymentModePush,
 			Gateways:    []paygatev1.GatewayCode{"mpesa-tz"},
 			ExpiresAt:   metav1.NewTime(rulesNow.Add(30 * time.Minute)),
-			PushRequest: &paygatev1.PushRequest{Sequence: 1, Phone: "+255712345678", RequestedAt: metav1.NewTime(rulesNow)},
+			PushRequest: &paygatev1.PushRequest{Sequence: 1, Phone: "+255712345678", RequestedAt: metav1.NewMicroTime(rulesNow)},
 		},
 	}
 	for _, o := range opts {
@@ -58,7 +59,7 @@ func rulesReconciler(objs ...client.Object) (*PaymentReconciler, client.Client) 
 	return &PaymentReconciler{
 		Client: c, APIReader: c, Recorder: events.NewFakeRecorder(32),
 		Providers:    &provider.Registry{Sandbox: provider.NewSandbox(provider.SandboxOptions{Clock: func() time.Time { return rulesNow }})},
-		Clock:        func() time.Time { return rulesNow },
+		Clock:        testingclock.NewFakePassiveClock(rulesNow),
 		PollInterval: 2 * time.Second,
 	}, c
 }
@@ -122,7 +123,7 @@ func TestExpiry(t *testing.T) {
 	}
 	attempt := func(phase paygatev1.AttemptPhase) func(*paygatev1.Payment) {
 		return func(p *paygatev1.Payment) {
-			p.Status.Attempts = []paygatev1.PushAttempt{{Sequence: 1, Reference: "shop.trx-a.1", Gateway: "mpesa-tz", Phase: phase, StartedAt: metav1.NewTime(rulesNow.Add(-time.Hour))}}
+			p.Status.Attempts = []paygatev1.PushAttempt{{Sequence: 1, Reference: "shop.trx-a.1", Gateway: "mpesa-tz", Phase: phase, StartedAt: metav1.NewMicroTime(rulesNow.Add(-time.Hour))}}
 		}
 	}
 	for _, tt := range []struct {
@@ -178,7 +179,7 @@ func (stuckProvider) Push(context.Context, provider.PushRequest) (provider.Resul
 // that cannot be rendered exactly gives no event (and an error, so the pass is retried).
 func TestEventIsEmittedOnce(t *testing.T) {
 	settled := func(p *paygatev1.Payment) {
-		p.Status = paygatev1.PaymentStatus{Phase: paygatev1.PaymentSuccess, Fee: "37.50", NetAmount: "1462.50", SettledAt: &metav1.Time{Time: rulesNow}}
+		p.Status = paygatev1.PaymentStatus{Phase: paygatev1.PaymentSuccess, Fee: "37.50", NetAmount: "1462.50", SettledAt: &metav1.MicroTime{Time: rulesNow}}
 	}
 	const legacyName = "whd-9f639d96db92bc9084febe9981470131" // as versions before names.Derive named it
 	legacy := &paygatev1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: legacyName},

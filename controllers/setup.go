@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
@@ -17,8 +18,9 @@ import (
 type Options struct {
 	// Providers carries payments' money.
 	Providers Providers
-	// Clock is the controllers' time source (default time.Now).
-	Clock func() time.Time
+	// Clock is the controllers' time source (default the real clock; tests pass a
+	// k8s.io/utils/clock/testing FakeClock).
+	Clock clock.PassiveClock
 	// PollInterval is how often an attempt in flight is queried (default 2 s).
 	PollInterval time.Duration
 	// CallbackURL is where the upstream provider posts results.
@@ -49,7 +51,7 @@ type WebhookOptions struct {
 // indexes (internal/index) must be set up first.
 func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 	if opts.Clock == nil {
-		opts.Clock = time.Now
+		opts.Clock = clock.RealClock{}
 	}
 	if opts.PaymentConcurrency == 0 {
 		opts.PaymentConcurrency = 4

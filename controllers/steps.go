@@ -7,6 +7,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,18 +19,41 @@ import (
 // step is one named sub-step of a reconcile pass.
 type step[S any] func(ctx context.Context, s S) (ctrl.Result, error)
 
-// runSteps runs steps in order and stops at the first error. Results merge as "lowest non-zero
-// requeue wins".
+// runSteps runs steps in order and stops at the first error: a step may rely on the ones before
+// it. Steps that do not depend on each other are grouped with independent. Results merge as
+// "lowest non-zero requeue wins"; the merged result is returned with the error too, for
+// quietConflicts (controller-runtime ignores a result that comes with an error).
 func runSteps[S any](ctx context.Context, s S, steps ...step[S]) (ctrl.Result, error) {
 	var result ctrl.Result
 	for _, st := range steps {
 		r, err := st(ctx, s)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
 		result = lowestRequeue(result, r)
+		if err != nil {
+			return result, err
+		}
 	}
 	return result, nil
+}
+
+// independent groups steps that do not depend on each other into one step: every one of them
+// runs even when an earlier one failed (a merchant whose webhook secret cannot be written still
+// gets its credentials), their errors are joined, and their results merge as "lowest non-zero
+// requeue wins". The group fails, stopping runSteps, when any of them failed.
+func independent[S any](steps ...step[S]) step[S] {
+	return func(ctx context.Context, s S) (ctrl.Result, error) {
+		var (
+			result ctrl.Result
+			errs   []error
+		)
+		for _, st := range steps {
+			r, err := st(ctx, s)
+			result = lowestRequeue(result, r)
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return result, errors.Join(errs...)
+	}
 }
 
 func lowestRequeue(a, b ctrl.Result) ctrl.Result {
@@ -58,7 +82,11 @@ func quietConflicts(r reconcile.Reconciler) reconcile.Reconciler {
 			log.FromContext(ctx).V(1).Info("Object changed during the pass; reconciling again", "reason", err.Error())
 			return lowestRequeue(res, ctrl.Result{RequeueAfter: conflictRetry}), nil
 		}
-		return res, err
+		if err != nil {
+			// controller-runtime ignores a result that comes with an error (and warns about it).
+			return ctrl.Result{}, err
+		}
+		return res, nil
 	})
 }
 

@@ -31,13 +31,15 @@ func fakeStep(name string, after time.Duration, err error) step[*stepRecord] {
 func TestRunSteps(t *testing.T) {
 	errBoom := errors.New("boom")
 	errLater := errors.New("later")
+	type steps = []step[*stepRecord]
+	group := independent[*stepRecord]
 
 	tests := []struct {
 		name      string
-		steps     []step[*stepRecord]
+		steps     steps
 		wantRan   []string
-		wantAfter time.Duration // checked only when wantErr is nil
-		wantErr   error
+		wantAfter time.Duration
+		wantErrs  []error // each must be in the returned error
 	}{
 		{
 			name:    "no steps",
@@ -45,50 +47,82 @@ func TestRunSteps(t *testing.T) {
 		},
 		{
 			name:    "all zero results merge to zero",
-			steps:   []step[*stepRecord]{fakeStep("a", 0, nil), fakeStep("b", 0, nil), fakeStep("c", 0, nil)},
+			steps:   steps{fakeStep("a", 0, nil), fakeStep("b", 0, nil), fakeStep("c", 0, nil)},
 			wantRan: []string{"a", "b", "c"},
 		},
 		{
 			name:      "single requeue kept",
-			steps:     []step[*stepRecord]{fakeStep("a", 0, nil), fakeStep("b", 5*time.Second, nil), fakeStep("c", 0, nil)},
+			steps:     steps{fakeStep("a", 0, nil), fakeStep("b", 5*time.Second, nil), fakeStep("c", 0, nil)},
 			wantRan:   []string{"a", "b", "c"},
 			wantAfter: 5 * time.Second,
 		},
 		{
 			name:      "lowest non-zero wins, lower one last",
-			steps:     []step[*stepRecord]{fakeStep("a", time.Minute, nil), fakeStep("b", 0, nil), fakeStep("c", 2*time.Second, nil)},
+			steps:     steps{fakeStep("a", time.Minute, nil), fakeStep("b", 0, nil), fakeStep("c", 2*time.Second, nil)},
 			wantRan:   []string{"a", "b", "c"},
 			wantAfter: 2 * time.Second,
 		},
 		{
 			name:      "lowest non-zero wins, lower one first",
-			steps:     []step[*stepRecord]{fakeStep("a", 2*time.Second, nil), fakeStep("b", time.Minute, nil), fakeStep("c", 0, nil)},
+			steps:     steps{fakeStep("a", 2*time.Second, nil), fakeStep("b", time.Minute, nil), fakeStep("c", 0, nil)},
 			wantRan:   []string{"a", "b", "c"},
 			wantAfter: 2 * time.Second,
 		},
 		{
 			name:      "lowest non-zero wins, lower one in the middle",
-			steps:     []step[*stepRecord]{fakeStep("a", 30*time.Second, nil), fakeStep("b", time.Second, nil), fakeStep("c", time.Minute, nil)},
+			steps:     steps{fakeStep("a", 30*time.Second, nil), fakeStep("b", time.Second, nil), fakeStep("c", time.Minute, nil)},
 			wantRan:   []string{"a", "b", "c"},
 			wantAfter: time.Second,
 		},
 		{
-			name:    "stops at the first error",
-			steps:   []step[*stepRecord]{fakeStep("a", 0, nil), fakeStep("b", 0, errBoom), fakeStep("c", 0, errLater), fakeStep("d", 0, nil)},
-			wantRan: []string{"a", "b"},
-			wantErr: errBoom,
+			name:     "stops at the first error",
+			steps:    steps{fakeStep("a", 0, nil), fakeStep("b", 0, errBoom), fakeStep("c", 0, errLater), fakeStep("d", 0, nil)},
+			wantRan:  []string{"a", "b"},
+			wantErrs: []error{errBoom},
 		},
 		{
-			name:    "error in the first step runs nothing else",
-			steps:   []step[*stepRecord]{fakeStep("a", time.Second, errBoom), fakeStep("b", 0, nil)},
+			name:      "error in the first step runs nothing else, and keeps its requeue",
+			steps:     steps{fakeStep("a", time.Second, errBoom), fakeStep("b", 0, nil)},
+			wantRan:   []string{"a"},
+			wantAfter: time.Second,
+			wantErrs:  []error{errBoom},
+		},
+		{
+			name:      "error in the last step keeps the earlier requeue",
+			steps:     steps{fakeStep("a", time.Second, nil), fakeStep("b", 0, errBoom)},
+			wantRan:   []string{"a", "b"},
+			wantAfter: time.Second,
+			wantErrs:  []error{errBoom},
+		},
+		{
+			name:      "independent steps all run",
+			steps:     steps{group(fakeStep("a", time.Minute, nil), fakeStep("b", 0, nil), fakeStep("c", 3*time.Second, nil))},
+			wantRan:   []string{"a", "b", "c"},
+			wantAfter: 3 * time.Second,
+		},
+		{
+			name:      "independent steps run after an earlier one failed, errors joined",
+			steps:     steps{group(fakeStep("a", 0, nil), fakeStep("b", 0, errBoom), fakeStep("c", time.Minute, errLater), fakeStep("d", 2*time.Second, nil))},
+			wantRan:   []string{"a", "b", "c", "d"},
+			wantAfter: 2 * time.Second,
+			wantErrs:  []error{errBoom, errLater},
+		},
+		{
+			name:     "a failed group stops the steps that depend on it",
+			steps:    steps{group(fakeStep("a", 0, errBoom), fakeStep("b", 0, nil)), fakeStep("c", 0, nil)},
+			wantRan:  []string{"a", "b"},
+			wantErrs: []error{errBoom},
+		},
+		{
+			name:      "a group after dependent steps, lowest requeue over both",
+			steps:     steps{fakeStep("a", 10*time.Second, nil), group(fakeStep("b", 0, nil), fakeStep("c", 4*time.Second, nil)), fakeStep("d", time.Minute, nil)},
+			wantRan:   []string{"a", "b", "c", "d"},
+			wantAfter: 4 * time.Second,
+		},
+		{
+			name:    "an empty group is no step",
+			steps:   steps{group(), fakeStep("a", 0, nil)},
 			wantRan: []string{"a"},
-			wantErr: errBoom,
-		},
-		{
-			name:    "error in the last step",
-			steps:   []step[*stepRecord]{fakeStep("a", time.Second, nil), fakeStep("b", 0, errBoom)},
-			wantRan: []string{"a", "b"},
-			wantErr: errBoom,
 		},
 	}
 	for _, tt := range tests {
@@ -98,16 +132,16 @@ func TestRunSteps(t *testing.T) {
 			if !slices.Equal(rec.ran, tt.wantRan) {
 				t.Errorf("steps ran %v, want %v", rec.ran, tt.wantRan)
 			}
-			if tt.wantErr != nil {
-				if !errors.Is(err, tt.wantErr) {
-					t.Errorf("err = %v, want %v", err, tt.wantErr)
+			for _, want := range tt.wantErrs {
+				if !errors.Is(err, want) {
+					t.Errorf("err = %v, want it to hold %v", err, want)
 				}
-				// The result is ignored by controller-runtime when err != nil; not asserted.
-				return
 			}
-			if err != nil {
+			if len(tt.wantErrs) == 0 && err != nil {
 				t.Fatalf("err = %v, want nil", err)
 			}
+			// With an error the result is only read by quietConflicts (a lost race retries at the
+			// lowest requeue); controller-runtime never sees both.
 			if want := (ctrl.Result{RequeueAfter: tt.wantAfter}); res != want {
 				t.Errorf("result = %+v, want %+v", res, want)
 			}
@@ -154,6 +188,7 @@ func TestQuietConflicts(t *testing.T) {
 		{name: "a provider error joined with a conflict is reported", err: errors.Join(provider, conflict), wantErr: true},
 		{name: "a provider error and a conflict wrapped together are reported", err: fmt.Errorf("%w: %w", provider, conflict), wantErr: true},
 		{name: "another API error is reported", err: apierrors.NewNotFound(payments, "trx-a"), wantErr: true},
+		{name: "a reported error drops the result", result: ctrl.Result{RequeueAfter: time.Second}, err: provider, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,6 +198,9 @@ func TestQuietConflicts(t *testing.T) {
 			res, err := r.Reconcile(context.Background(), reconcile.Request{})
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, want an error: %v", err, tt.wantErr)
+			}
+			if tt.wantErr && !res.IsZero() {
+				t.Fatalf("result %+v with an error: controller-runtime ignores it and warns", res)
 			}
 			if !tt.wantErr && res.RequeueAfter != tt.wantAfter {
 				t.Fatalf("RequeueAfter = %v, want %v", res.RequeueAfter, tt.wantAfter)

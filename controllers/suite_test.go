@@ -35,7 +35,7 @@ var (
 func managerOptions() controllers.Options {
 	return controllers.Options{
 		Providers:    &provider.Registry{Sandbox: sandbox, Upstream: (&provider.Upstreams{Reader: k8s}).For},
-		Clock:        clock.Now,
+		Clock:        clock,
 		PollInterval: 100 * time.Millisecond,
 	}
 }

@@ -10,9 +10,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,12 +29,20 @@ import (
 // minutes; 5 attempts in all.
 var DefaultWebhookSchedule = []time.Duration{0, 3 * time.Minute, 6 * time.Minute, 12 * time.Minute, 24 * time.Minute}
 
-// Webhook delivery event reasons.
+// Webhook delivery condition and event reasons (docs/webhooks.md, Conditions). A pass that
+// failed sets Ready's reason from failureReason, or SigningSecretMissing.
 const (
-	ReasonWebhookDelivered = "WebhookDelivered"
-	ReasonWebhookAbandoned = "WebhookAbandoned"
-	ReasonWebhookNoTarget  = "WebhookNoEndpoint"
+	ReasonWebhookDelivered     = "WebhookDelivered"
+	ReasonWebhookAbandoned     = "WebhookAbandoned"
+	ReasonWebhookNoTarget      = "WebhookNoEndpoint"
+	ReasonFirstAttemptPending  = "FirstAttemptPending"
+	ReasonRetryScheduled       = "RetryScheduled"
+	ReasonSigningSecretMissing = "SigningSecretMissing"
 )
+
+// errNoSigningSecret: the merchant's webhook signing Secret does not exist or is empty (the
+// merchant controller issues it; nothing is sent unsigned).
+var errNoSigningSecret = errors.New("no webhook signing secret")
 
 // WebhookDeliveryReconciler delivers each WebhookDelivery to its receiver, signed, on the retry
 // schedule, and records every attempt.
@@ -43,7 +52,7 @@ type WebhookDeliveryReconciler struct {
 	// Sandbox and Production send the webhooks of each environment; production's guard never
 	// reaches private addresses, sandbox's may (for development) when configured.
 	Sandbox, Production *webhook.Sender
-	Clock               func() time.Time
+	Clock               clock.PassiveClock
 	// Schedule is the delay before each attempt after the previous one failed (the first entry is
 	// the delay of the first attempt); its length is the number of attempts.
 	Schedule []time.Duration
@@ -53,27 +62,53 @@ type WebhookDeliveryReconciler struct {
 // +kubebuilder:rbac:groups=paygate.dev,resources=webhookdeliveries/status,verbs=get;update;patch
 
 // Reconcile makes the delivery's next attempt when it is due.
-func (r *WebhookDeliveryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *WebhookDeliveryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
 	d := &paygatev1.WebhookDelivery{}
 	if err := r.Get(ctx, req.NamespacedName, d); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	base := d.DeepCopy()
-	now := r.Clock()
-	result, err := r.deliver(ctx, d, now)
-	if !equality.Semantic.DeepEqual(base.Status, d.Status) {
-		if perr := r.Status().Patch(ctx, d, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); perr != nil {
-			return ctrl.Result{}, errors.Join(err, client.IgnoreNotFound(fmt.Errorf("patching webhook delivery status: %w", perr)))
+	patch := newStatusPatch(r.Client, d, func(d *paygatev1.WebhookDelivery) any { return &d.Status })
+	defer func() {
+		summarizeDelivery(d, retErr)
+		if err := patch.Patch(ctx, d); err != nil {
+			retErr = errors.Join(retErr, client.IgnoreNotFound(fmt.Errorf("patching webhook delivery status: %w", err)))
+		}
+	}()
+	return r.deliver(ctx, d, r.Clock.Now())
+}
+
+// summarizeDelivery sets the delivery's Ready condition and observedGeneration; reconcileErr is
+// the pass's error.
+func summarizeDelivery(d *paygatev1.WebhookDelivery, reconcileErr error) {
+	st := &d.Status
+	status, reason, msg := metav1.ConditionFalse, ReasonFirstAttemptPending, "Waiting for the first attempt"
+	switch {
+	case st.Phase == paygatev1.DeliveryDelivered:
+		status, reason, msg = metav1.ConditionTrue, ReasonWebhookDelivered, "A receiver accepted the event"
+	case st.Phase == paygatev1.DeliveryAbandoned:
+		reason, msg = ReasonWebhookAbandoned, "Every attempt failed; annotate paygate.dev/redeliver to try again"
+	case st.Phase == paygatev1.DeliveryNoEndpoint:
+		reason, msg = ReasonWebhookNoTarget, "Neither the payment nor the merchant names a webhook URL"
+	case len(st.Attempts) > 0:
+		reason, msg = ReasonRetryScheduled, "The last attempt failed; the next one is scheduled"
+	}
+	if reconcileErr != nil && status != metav1.ConditionTrue {
+		reason, msg = failureReason(reconcileErr)
+		if errors.Is(reconcileErr, errNoSigningSecret) {
+			reason, msg = ReasonSigningSecretMissing, "The merchant's webhook signing secret is missing or empty; retrying"
 		}
 	}
-	return result, err
+	setReady(&st.Conditions, d.Generation, status, reason, msg)
+	if reconcileErr == nil {
+		st.ObservedGeneration = d.Generation
+	}
 }
 
 func (r *WebhookDeliveryReconciler) deliver(ctx context.Context, d *paygatev1.WebhookDelivery, now time.Time) (ctrl.Result, error) {
 	st := &d.Status
 	if want := d.Annotations[paygatev1.AnnotationRedeliver]; want != "" && want != st.Redelivery && st.Phase == paygatev1.DeliveryAbandoned {
 		// A new round for an abandoned event: same id, same payload, a fresh attempt budget.
-		st.Phase, st.Attempts, st.Redelivery, st.NextAttemptAt = paygatev1.DeliveryPending, nil, want, ptrTime(now)
+		st.Phase, st.Attempts, st.Redelivery, st.NextAttemptAt = paygatev1.DeliveryPending, nil, want, metaTime(now)
 	}
 	switch st.Phase {
 	case paygatev1.DeliveryDelivered, paygatev1.DeliveryAbandoned, paygatev1.DeliveryNoEndpoint:
@@ -85,7 +120,7 @@ func (r *WebhookDeliveryReconciler) deliver(ctx context.Context, d *paygatev1.We
 			return ctrl.Result{}, nil
 		}
 		st.Phase = paygatev1.DeliveryPending
-		st.NextAttemptAt = ptrTime(d.CreationTimestamp.Add(r.schedule()[0]))
+		st.NextAttemptAt = metaTime(d.CreationTimestamp.Add(r.schedule()[0]))
 	}
 	if st.NextAttemptAt != nil && st.NextAttemptAt.After(now) {
 		return ctrl.Result{RequeueAfter: st.NextAttemptAt.Sub(now)}, nil
@@ -118,7 +153,7 @@ func (r *WebhookDeliveryReconciler) deliver(ctx context.Context, d *paygatev1.We
 	}
 	switch {
 	case out.Delivered:
-		st.Phase, st.DeliveredAt, st.NextAttemptAt = paygatev1.DeliveryDelivered, ptrTime(now), nil
+		st.Phase, st.DeliveredAt, st.NextAttemptAt = paygatev1.DeliveryDelivered, metaTime(now), nil
 		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonWebhookDelivered, "Deliver", "Delivered %s %s (attempt %d, HTTP %d)", d.Spec.EventType, d.Spec.EventID, len(st.Attempts), out.StatusCode)
 		return ctrl.Result{}, nil
 	case len(st.Attempts) >= len(r.schedule()):
@@ -128,7 +163,7 @@ func (r *WebhookDeliveryReconciler) deliver(ctx context.Context, d *paygatev1.We
 		return ctrl.Result{}, nil
 	default:
 		delay := r.schedule()[len(st.Attempts)]
-		st.NextAttemptAt = ptrTime(now.Add(delay))
+		st.NextAttemptAt = metaTime(now.Add(delay))
 		return ctrl.Result{RequeueAfter: delay}, nil
 	}
 }
@@ -144,14 +179,21 @@ func (r *WebhookDeliveryReconciler) signingSecret(ctx context.Context, d *paygat
 	secret := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: d.Namespace, Name: credentials.WebhookSecretName(d.Spec.MerchantRef.Name)}
 	if err := r.Get(ctx, key, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			err = errNoSigningSecret
+		}
 		return nil, fmt.Errorf("reading the webhook signing secret of merchant %s: %w", d.Spec.MerchantRef.Name, err)
 	}
 	value := secret.Data[credentials.KeySigningSecret]
 	if len(value) == 0 {
-		return nil, fmt.Errorf("the webhook signing secret of merchant %s is empty", d.Spec.MerchantRef.Name)
+		return nil, fmt.Errorf("the webhook signing secret of merchant %s is empty: %w", d.Spec.MerchantRef.Name, errNoSigningSecret)
 	}
 	return value, nil
 }
+
+// metaTime is t as a webhook delivery records it (whole seconds: the merchant API does not
+// report delivery times).
+func metaTime(t time.Time) *metav1.Time { mt := metav1.NewTime(t); return &mt }
 
 func (r *WebhookDeliveryReconciler) schedule() []time.Duration {
 	if len(r.Schedule) > 0 {

@@ -37,6 +37,10 @@ type CurrencyBalance struct {
 // BalanceStatus is derived from the payments on every pass; it is never incremented, so it can
 // always be recomputed and a repeated or crashed reconcile can never credit twice.
 type BalanceStatus struct {
+	// observedGeneration is the generation the status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
 	// currencies, one entry per currency with settled payments.
 	// +listType=map
 	// +listMapKey=currency
@@ -47,6 +51,14 @@ type BalanceStatus struct {
 	// observedPayments is how many payments of the merchant and environment the last pass read.
 	// +optional
 	ObservedPayments int64 `json:"observedPayments,omitempty"`
+
+	// conditions: Ready is True when the balance was derived from the merchant's payments on the
+	// last pass, False (with the reason) when it could not be.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // Balance is a merchant's wallet balances in one environment, owned by the Merchant and kept by
@@ -58,6 +70,7 @@ type BalanceStatus struct {
 // +kubebuilder:printcolumn:name="Env",type=string,JSONPath=`.spec.environment`
 // +kubebuilder:printcolumn:name="Currency",type=string,JSONPath=`.status.currencies[0].currency`
 // +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.currencies[0].available`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Balance struct {
 	metav1.TypeMeta   `json:",inline"`

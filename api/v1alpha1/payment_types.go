@@ -90,9 +90,10 @@ type PushRequest struct {
 	// +optional
 	Gateway GatewayCode `json:"gateway,omitempty"`
 
-	// requestedAt is when the push was asked for.
+	// requestedAt is when the push was asked for, to the microsecond (the API reports it, and
+	// updated_at moves with it).
 	// +required
-	RequestedAt metav1.Time `json:"requestedAt"`
+	RequestedAt metav1.MicroTime `json:"requestedAt"`
 }
 
 // PaymentSpec is a merchant's request for money, as the apiserver accepted it. It is written once
@@ -208,9 +209,10 @@ type PaymentStatus struct {
 	// +optional
 	NetAmount Decimal `json:"netAmount,omitempty"`
 
-	// settledAt is when the payment reached a terminal phase.
+	// settledAt is when the payment reached a terminal phase, to the microsecond (the API's
+	// updated_at reports it; a sandbox payment may settle within a second of its creation).
 	// +optional
-	SettledAt *metav1.Time `json:"settledAt,omitempty"`
+	SettledAt *metav1.MicroTime `json:"settledAt,omitempty"`
 
 	// remark is the provider's annotation: the simulator marks sandbox transactions
 	// SANDBOX_TRANSACTION and simulated production ones SIMULATED_PRODUCTION.
@@ -294,13 +296,13 @@ type PushAttempt struct {
 	// +optional
 	Fees GatewayFees `json:"fees,omitempty"`
 
-	// startedAt is when the attempt was recorded.
+	// startedAt is when the attempt was recorded, to the microsecond.
 	// +required
-	StartedAt metav1.Time `json:"startedAt"`
+	StartedAt metav1.MicroTime `json:"startedAt"`
 
-	// finishedAt is when the attempt reached Succeeded or Failed.
+	// finishedAt is when the attempt reached Succeeded or Failed, to the microsecond.
 	// +optional
-	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+	FinishedAt *metav1.MicroTime `json:"finishedAt,omitempty"`
 }
 
 // Payment is one payment session of a merchant. Its name is its trx_id.

@@ -101,6 +101,9 @@ type DeliveryAttempt struct {
 
 // WebhookDeliveryStatus is what the delivery controller did.
 type WebhookDeliveryStatus struct {
+	// observedGeneration is the generation the status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// phase of the delivery.
 	// +optional
 	Phase DeliveryPhase `json:"phase,omitempty"`
@@ -122,6 +125,13 @@ type WebhookDeliveryStatus struct {
 	// totalAttempts counts attempts over every round.
 	// +optional
 	TotalAttempts int32 `json:"totalAttempts,omitempty"`
+	// conditions: Ready is True once a receiver accepted the event, False (with the reason) while
+	// it waits for an attempt or after it was abandoned or had no endpoint.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // WebhookDelivery is one webhook event for a merchant, delivered and retried by its controller.
@@ -135,6 +145,7 @@ type WebhookDeliveryStatus struct {
 // +kubebuilder:printcolumn:name="Env",type=string,JSONPath=`.spec.environment`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Attempts",type=integer,JSONPath=`.status.totalAttempts`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.spec.eventID`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type WebhookDelivery struct {

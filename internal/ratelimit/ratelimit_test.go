@@ -12,11 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paygate/paygate/internal/clock"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // fakeClock is a manually advanced clock, safe for concurrent use.
-func newFakeClock() *clock.Fake { return clock.NewFake(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) }
+func newFakeClock() *testingclock.FakeClock {
+	return testingclock.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+}
 
 // drain calls Allow until it is denied and returns how many were allowed
 // and the retryAfter of the denial.
@@ -88,7 +90,7 @@ func TestRefill(t *testing.T) {
 			if n, _ := drain(t, l, "k", tt.perMinute); n != tt.perMinute {
 				t.Fatalf("initial burst %d, want %d", n, tt.perMinute)
 			}
-			clock.Advance(tt.advance)
+			clock.Step(tt.advance)
 			n, retry := drain(t, l, "k", tt.perMinute)
 			if n != tt.wantAllow || retry != tt.wantRetry {
 				t.Errorf("after %v: allowed %d retry %v, want %d retry %v", tt.advance, n, retry, tt.wantAllow, tt.wantRetry)
@@ -103,7 +105,7 @@ func TestContinuousRefill(t *testing.T) {
 	drain(t, l, "k", 120)
 	// Steady 2 requests per second are all allowed at 120/min.
 	for i := range 100 {
-		clock.Advance(500 * time.Millisecond)
+		clock.Step(500 * time.Millisecond)
 		if ok, _ := l.Allow("k", 120); !ok {
 			t.Fatalf("request %d at the refill rate denied", i)
 		}
@@ -136,11 +138,11 @@ func TestPerMinuteChanges(t *testing.T) {
 		if ok, _ := l.Allow("k", 240); ok {
 			t.Fatal("raising the limit granted a token")
 		}
-		clock.Advance(30 * time.Second)
+		clock.Step(30 * time.Second)
 		if n, _ := drain(t, l, "k", 240); n != 120 {
 			t.Errorf("after 30s at 240/min allowed %d, want 120", n)
 		}
-		clock.Advance(time.Minute)
+		clock.Step(time.Minute)
 		if n, _ := drain(t, l, "k", 240); n != 240 {
 			t.Errorf("after 1m at 240/min allowed %d, want 240 (new capacity)", n)
 		}
@@ -179,7 +181,7 @@ func TestMaxRateNoOverflow(t *testing.T) {
 	clock := newFakeClock()
 	l := New(clock.Now, 10)
 	for _, step := range []time.Duration{0, time.Millisecond, time.Second, 59 * time.Second, 59*time.Second + 999*time.Millisecond, time.Minute, time.Hour} {
-		clock.Advance(step)
+		clock.Step(step)
 		for range 3 {
 			if ok, _ := l.Allow("k", MaxPerMinute); !ok {
 				t.Fatalf("denied at MaxPerMinute after %v", step)
@@ -196,11 +198,11 @@ func TestClockGoingBackwards(t *testing.T) {
 	clock := newFakeClock()
 	l := New(clock.Now, 10)
 	drain(t, l, "k", 60)
-	clock.Advance(-time.Hour)
+	clock.Step(-time.Hour)
 	if ok, retry := l.Allow("k", 60); ok || retry != time.Second {
 		t.Errorf("after clock went back: %v %v, want denied 1s", ok, retry)
 	}
-	clock.Advance(time.Hour + time.Second)
+	clock.Step(time.Hour + time.Second)
 	if n, _ := drain(t, l, "k", 60); n != 1 {
 		t.Errorf("after clock recovered: allowed %d, want 1", n)
 	}
@@ -235,7 +237,7 @@ func TestEvictionBound(t *testing.T) {
 			for i := range 20 * maxKeys {
 				l.Allow(fmt.Sprintf("biz|10.0.%d.%d", i/256, i%256), 120)
 				if i%7 == 0 {
-					clock.Advance(100 * time.Millisecond)
+					clock.Step(100 * time.Millisecond)
 				}
 				if n := l.Len(); n > maxKeys {
 					t.Fatalf("after %d keys Len = %d > %d", i+1, n, maxKeys)
@@ -256,7 +258,7 @@ func TestEvictionOrder(t *testing.T) {
 	drain(t, l, "a", 10)
 	l.Allow("b", 10)
 	drain(t, l, "c", 10)
-	clock.Advance(10 * time.Second)
+	clock.Step(10 * time.Second)
 
 	l.Allow("d", 10) // must evict the full "b", not the LRU "a"
 	if has("b") || !has("a") || !has("c") || !has("d") {
@@ -288,7 +290,7 @@ func TestRandomOperationsKeepInvariants(t *testing.T) {
 		key := fmt.Sprint("k", rng.IntN(120))
 		l.Allow(key, 1+rng.IntN(200))
 		if rng.IntN(10) == 0 {
-			clock.Advance(time.Duration(rng.Int64N(int64(3 * time.Second))))
+			clock.Step(time.Duration(rng.Int64N(int64(3 * time.Second))))
 		}
 		if i%500 == 0 {
 			checkInvariants(t, l)
@@ -358,7 +360,7 @@ func TestConcurrentManyKeysWithEviction(t *testing.T) {
 			for i := range 2000 {
 				l.Allow(fmt.Sprintf("biz_%d|10.1.%d.%d", g%3, g, i%300), 1+i%150)
 				if i%100 == 0 {
-					clock.Advance(time.Second)
+					clock.Step(time.Second)
 				}
 			}
 		})

@@ -236,6 +236,16 @@ var _ = Describe("Payments API", func() {
 		Expect(got.Gateway).NotTo(BeEmpty())
 		Expect(got.Fee.String()).To(Equal("250.00"))
 
+		By("reporting the settlement in updated_at, to the microsecond, though it came within a second")
+		createdAt, err := time.Parse(time.RFC3339Nano, v.CreatedAt)
+		Expect(err).NotTo(HaveOccurred())
+		updatedAt, err := time.Parse(time.RFC3339Nano, v.UpdatedAt)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(v.UpdatedAt).To(MatchRegexp(microsecondUTC.String()))
+		Expect(updatedAt).To(BeTemporally(">", createdAt))
+		Expect(got.UpdatedAt).To(Equal(v.UpdatedAt))
+		Expect(got.CreatedAt).To(Equal(v.CreatedAt))
+
 		By("failing the insufficient-funds number with its code")
 		failed, err := duka.sandbox.CreatePayment(ctx, paygate.CreatePaymentRequest{
 			PaymentAmount: "10000", CurrencyCode: "TZS", RefTrx: nextRef(), PaymentMode: "push", CustomerPhone: "+255711000001",

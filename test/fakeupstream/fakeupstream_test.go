@@ -12,14 +12,16 @@ import (
 	"testing"
 	"time"
 
-	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
-	"github.com/paygate/paygate/internal/clock"
+	testingclock "k8s.io/utils/clock/testing"
 
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/test/fakeupstream"
 )
 
-func newFakeClock() *clock.Fake { return clock.NewFake(time.Unix(1_750_000_000, 0)) }
+func newFakeClock() *testingclock.FakeClock {
+	return testingclock.NewFakeClock(time.Unix(1_750_000_000, 0))
+}
 
 func adapter(t *testing.T, f *fakeupstream.Server, timeout time.Duration) *provider.Upstream {
 	t.Helper()
@@ -120,10 +122,10 @@ func TestDelayedSettlementWithInjectedClock(t *testing.T) {
 	mustStatus(t, res, err, provider.StatusPending)
 	res, err = up.PushStatus(ctx, "pay_1")
 	mustStatus(t, res, err, provider.StatusPending)
-	clock.Advance(29 * time.Second)
+	clock.Step(29 * time.Second)
 	res, err = up.PushStatus(ctx, "pay_1")
 	mustStatus(t, res, err, provider.StatusPending)
-	clock.Advance(time.Second)
+	clock.Step(time.Second)
 	res, err = up.PushStatus(ctx, "pay_1")
 	mustStatus(t, res, err, provider.StatusFailed)
 	if res.Code != paygatev1.FailureCustomerCancelled {
@@ -133,7 +135,7 @@ func TestDelayedSettlementWithInjectedClock(t *testing.T) {
 	// PENDING never resolves.
 	res, err = up.Push(ctx, push("pay_2", "+255700000011", ""))
 	mustStatus(t, res, err, provider.StatusPending)
-	clock.Advance(240 * time.Hour)
+	clock.Step(240 * time.Hour)
 	res, err = up.PushStatus(ctx, "pay_2")
 	mustStatus(t, res, err, provider.StatusPending)
 }
@@ -165,7 +167,7 @@ func TestAmbiguousThenSuccess(t *testing.T) {
 	mustStatus(t, res, err, provider.StatusPending)
 	res, err = up.PushStatus(ctx, "pay_2")
 	mustStatus(t, res, err, provider.StatusPending)
-	clock.Advance(time.Minute)
+	clock.Step(time.Minute)
 	res, err = up.PushStatus(ctx, "pay_2")
 	mustStatus(t, res, err, provider.StatusAmbiguous)
 	res, err = up.PushStatus(ctx, "pay_2")
@@ -315,7 +317,7 @@ func TestDisbursements(t *testing.T) {
 	req.Reference, req.Phone = "po_2", "+255700000040"
 	res, err = up.Disburse(ctx, req)
 	mustStatus(t, res, err, provider.StatusAmbiguous)
-	clock.Advance(time.Hour)
+	clock.Step(time.Hour)
 	res, err = up.DisbursementStatus(ctx, "po_2")
 	mustStatus(t, res, err, provider.StatusAmbiguous)
 	if f.Disbursements() != 3 || f.DisbursementsFor("po_1") != 2 || f.Operations() != 2 || f.Pushes() != 0 {
@@ -403,7 +405,7 @@ func TestCallbacks(t *testing.T) {
 		res, err := up.Push(ctx, push("pay_cb2", "+255700000051", rcv.srv.URL+"/cb"))
 		mustStatus(t, res, err, provider.StatusPending)
 		rcv.none(50 * time.Millisecond)
-		clock.Advance(time.Hour)
+		clock.Step(time.Hour)
 		res, err = up.PushStatus(ctx, "pay_cb2")
 		mustStatus(t, res, err, provider.StatusSuccess)
 		if cb := rcv.next(); cb.Reference != "pay_cb2" || cb.Status != provider.StatusSuccess {

@@ -6,11 +6,12 @@ package testenv
 import (
 	"time"
 
-	"github.com/paygate/paygate/internal/clock"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
-// Clock is the suites' settable clock: it starts at the real time and moves only when told.
-type Clock = clock.Fake
+// Clock is the suites' settable clock (k8s.io/utils/clock/testing): it starts at the real time
+// and moves only when told (Step, SetTime).
+type Clock = testingclock.FakeClock
 
 // NewClock returns a clock at the current real time.
-func NewClock() *Clock { return clock.NewFake(time.Now()) }
+func NewClock() *Clock { return testingclock.NewFakeClock(time.Now()) }

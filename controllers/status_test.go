@@ -1,0 +1,126 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/kube"
+)
+
+// countingStatusPatches builds a fake client holding objs that counts status patches and records
+// the last patch's body.
+func countingStatusPatches(t *testing.T, objs ...client.Object) (client.Client, *int, *string) {
+	t.Helper()
+	var (
+		n    int
+		last string
+	)
+	c := fake.NewClientBuilder().WithScheme(kube.Scheme()).WithObjects(objs...).WithStatusSubresource(objs...).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+				n++
+				data, err := patch.Data(obj)
+				if err != nil {
+					return err
+				}
+				last = string(data)
+				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			},
+		}).Build()
+	return c, &n, &last
+}
+
+func TestStatusPatch(t *testing.T) {
+	ctx := context.Background()
+	stored := &paygatev1.Balance{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "duka-sandbox"}}
+	c, patches, last := countingStatusPatches(t, stored)
+	b := &paygatev1.Balance{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(stored), b); err != nil {
+		t.Fatal(err)
+	}
+	status := func(b *paygatev1.Balance) any { return &b.Status }
+	patch := newStatusPatch(c, b, status)
+
+	if err := patch.Patch(ctx, b); err != nil || *patches != 0 {
+		t.Fatalf("unchanged status: %d patches, err %v; want none", *patches, err)
+	}
+
+	b.Status.ObservedPayments = 3
+	if err := patch.Patch(ctx, b); err != nil || *patches != 1 {
+		t.Fatalf("changed status: %d patches, err %v; want 1", *patches, err)
+	}
+	if !strings.Contains(*last, `"resourceVersion"`) {
+		t.Errorf("the patch %s carries no resourceVersion: it is not an optimistic-lock patch", *last)
+	}
+	if err := patch.Patch(ctx, b); err != nil || *patches != 1 {
+		t.Fatalf("after a write the written status is the base: %d patches, err %v; want still 1", *patches, err)
+	}
+
+	// Another writer changes the object: the next patch from the old read conflicts instead of
+	// overwriting it.
+	other := &paygatev1.Balance{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(stored), other); err != nil {
+		t.Fatal(err)
+	}
+	other.Status.ObservedPayments = 4
+	if err := c.Status().Update(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	b.Status.ObservedPayments = 5
+	if err := patch.Patch(ctx, b); !apierrors.IsConflict(err) {
+		t.Fatalf("patch over a newer write: err %v, want a conflict", err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(stored), other); err != nil || other.Status.ObservedPayments != 4 {
+		t.Fatalf("stored observedPayments %d (err %v), want the other writer's 4", other.Status.ObservedPayments, err)
+	}
+}
+
+func TestFailureReason(t *testing.T) {
+	payments := schema.GroupResource{Group: "paygate.dev", Resource: "payments"}
+	apiErr := apierrors.NewInternalError(errors.New("etcdserver: leader changed"))
+	netErr := &url.Error{Op: "Get", URL: "https://10.96.0.1:443/apis", Err: errors.New("connection refused")}
+	provErr := asProviderError(errors.New("POST https://pay.example/push: 502 Bad Gateway at 10:00:01.234"))
+	tests := []struct {
+		name       string
+		err        error
+		wantReason string
+	}{
+		{"a provider error", fmt.Errorf("asking the provider: %w", provErr), ReasonProviderUnreachable},
+		{"a provider's HTTP error is still the provider's", asProviderError(netErr), ReasonProviderUnreachable},
+		{"a Kubernetes API status", fmt.Errorf("reading gateway: %w", apiErr), ReasonKubernetesAPIError},
+		{"a conflict", apierrors.NewConflict(payments, "trx-a", errors.New("modified")), ReasonKubernetesAPIError},
+		{"the Kubernetes API unreachable", fmt.Errorf("listing gateways: %w", netErr), ReasonKubernetesAPIError},
+		{"a provider error joined with an API error", errors.Join(apiErr, provErr), ReasonProviderUnreachable},
+		{"someone else's Secret", errors.Join(apiErr, fmt.Errorf("issuing: %w", &secretNotOwnedError{name: "duka-sandbox-credentials"})), ReasonSecretNotOwned},
+		{"anything else", errors.New("unknown currency XYZ"), ReasonRetryingAfterError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reason, msg := failureReason(tt.err)
+			if reason != tt.wantReason {
+				t.Errorf("reason %q, want %q", reason, tt.wantReason)
+			}
+			if msg == "" || strings.Contains(msg, tt.err.Error()) || strings.ContainsAny(msg, "0123456789:") {
+				t.Errorf("message %q: want a short sentence without the error's text", msg)
+			}
+			if strings.ContainsAny(reason, " :") || reason[0] < 'A' || reason[0] > 'Z' {
+				t.Errorf("reason %q is not CamelCase", reason)
+			}
+		})
+	}
+}
