@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// APIError is the spec's error body: a stable label, a human message and, for validation
+// APIError is the API's error body (docs/api.md, Errors): a stable label, a human message and, for validation
 // failures, the messages per field.
 type APIError struct {
 	Status  int                 `json:"-"`
@@ -24,8 +24,9 @@ type APIError struct {
 
 func (e *APIError) Error() string { return e.Label + ": " + e.Message }
 
-// Error labels. Where the spec names a label (Merchant Pending Approval, Payout Rejected,
-// Validation failed) it is used verbatim; the catalogue codes of section 7 are labels too.
+// Error labels: stable machine-readable keys. A few are phrases merchants' integrations already
+// match on (Merchant Pending Approval, Payout Rejected, Validation failed); the failure codes
+// (INVALID_AMOUNT, DUPLICATE_REFERENCE, ...) are labels too.
 // docs/api.md maps each to its HTTP status.
 const (
 	LabelInvalidCredentials      = "INVALID_CREDENTIALS"
@@ -88,7 +89,7 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// writeError writes an APIError in the spec's error shape.
+// writeError writes an APIError in the error shape (docs/api.md, Errors).
 func writeError(w http.ResponseWriter, e *APIError) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((e.RetryAfter+time.Second-1)/time.Second)))

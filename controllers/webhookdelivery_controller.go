@@ -25,7 +25,7 @@ import (
 	"github.com/paygate/paygate/internal/webhook"
 )
 
-// DefaultWebhookSchedule is the spec's retry schedule: immediately, then after 3, 6, 12 and 24
+// DefaultWebhookSchedule is the documented retry schedule (docs/webhooks.md): immediately, then after 3, 6, 12 and 24
 // minutes; 5 attempts in all.
 var DefaultWebhookSchedule = []time.Duration{0, 3 * time.Minute, 6 * time.Minute, 12 * time.Minute, 24 * time.Minute}
 

@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package ratelimit implements the per-key token-bucket limiter behind
-// "N requests per minute per business and client IP" (spec section 8).
+// "N requests per minute per business and client IP" (docs/api.md, Limits).
 //
 // Each key has a bucket of capacity N that refills continuously at N tokens
 // per minute, so a client may burst N requests and then sustain N per

@@ -222,7 +222,7 @@ func TestLostPostAnswerThenStatusQueryFindsIt(t *testing.T) {
 			if errors.Is(err, provider.ErrNotFound) {
 				t.Fatalf("lost answer reported as not found: %v", err)
 			}
-			// Rule 4: ask, don't push again.
+			// Written ahead (docs/payments.md): ask, don't push again.
 			res, err = up.PushStatus(ctx, tc.ref)
 			mustStatus(t, res, err, provider.StatusSuccess)
 			if f.PushesFor(tc.ref) != 1 {
