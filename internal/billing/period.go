@@ -110,6 +110,9 @@ func (p Periods) At(anchor, t time.Time) Period {
 	if t.Before(anchor) {
 		return p.Period(anchor, 1)
 	}
+	if !t.Before(p.Start(anchor, paygatev1.MaxInvoicePeriod)) {
+		return p.Period(anchor, paygatev1.MaxInvoicePeriod)
+	}
 	// Estimate from the average length of a period, then step to the exact one.
 	n := int64(t.Sub(anchor)/(averageLength[p.interval]*time.Duration(p.count))) + 1
 	n = min(max(n, 1), paygatev1.MaxInvoicePeriod)

@@ -218,6 +218,11 @@ func TestPeriodAtCapsAtTheLastInvoicePeriod(t *testing.T) {
 	if got := p.At(anchor, anchor.AddDate(400, 0, 0)); got.Number != paygatev1.MaxInvoicePeriod {
 		t.Errorf("400 years of days: period %d, want %d", got.Number, paygatev1.MaxInvoicePeriod)
 	}
+	// Past what a time.Duration holds, without stepping through every period.
+	weekly := mustPeriods(t, paygatev1.IntervalWeek, 1, dar)
+	if got := weekly.At(anchor, anchor.AddDate(5000, 0, 0)); got.Number != paygatev1.MaxInvoicePeriod {
+		t.Errorf("5000 years of weeks: period %d, want %d", got.Number, paygatev1.MaxInvoicePeriod)
+	}
 }
 
 func TestNextPeriod(t *testing.T) {
