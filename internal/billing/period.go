@@ -58,8 +58,8 @@ func NewPeriods(interval paygatev1.BillingInterval, count int32, loc *time.Locat
 	return Periods{interval: interval, count: count, loc: loc}, nil
 }
 
-// Start is when period n (1 or more; less counts as 1) begins, for a subscription anchored at
-// anchor. Periods follow the calendar of the time zone, at the anchor's local time of day:
+// Start is when period n begins, for a subscription anchored at anchor; n below 1 counts as 1,
+// above paygatev1.MaxInvoicePeriod+1 as that. Periods follow the calendar of the time zone, at the anchor's local time of day:
 //
 //   - day and week: the anchor's date plus (n-1) x count days (x 7 for weeks), so a period is
 //     23 or 25 hours long across a daylight-saving change, never shifted by it;
@@ -72,9 +72,7 @@ func NewPeriods(interval paygatev1.BillingInterval, count int32, loc *time.Locat
 // A local time skipped by a daylight-saving change is moved later by the gap; one that happens
 // twice is its first occurrence (localTime).
 func (p Periods) Start(anchor time.Time, n int32) time.Time {
-	if n < 1 {
-		n = 1
-	}
+	n = min(max(n, 1), paygatev1.MaxInvoicePeriod+1)
 	a := anchor.In(p.loc)
 	y, m, d := a.Date()
 	hh, mm, ss := a.Clock()
@@ -96,11 +94,10 @@ func (p Periods) Start(anchor time.Time, n int32) time.Time {
 	return localTime(ty, tm, d, hh, mm, ss, ns, p.loc)
 }
 
-// Period returns period n (1 or more; less counts as 1).
+// Period returns period n, from 1 to paygatev1.MaxInvoicePeriod (n outside counts as the
+// nearest).
 func (p Periods) Period(anchor time.Time, n int32) Period {
-	if n < 1 {
-		n = 1
-	}
+	n = min(max(n, 1), paygatev1.MaxInvoicePeriod)
 	return Period{Number: n, Start: p.Start(anchor, n), End: p.Start(anchor, n+1)}
 }
 

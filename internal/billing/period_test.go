@@ -156,12 +156,18 @@ func TestPeriodStartsFollowThePlansZone(t *testing.T) {
 	}
 }
 
-func TestPeriodNumberBelowOne(t *testing.T) {
+func TestPeriodNumberOutOfRange(t *testing.T) {
 	p := mustPeriods(t, paygatev1.IntervalMonth, 1, dar)
 	anchor := local(t, dar, "2026-01-31 10:00:00")
 	for _, n := range []int32{0, -1, -1 << 31} {
 		if got := p.Period(anchor, n); got.Number != 1 || !got.Start.Equal(anchor) {
 			t.Errorf("Period(%d) = %+v, want period 1", n, got)
+		}
+	}
+	last := p.Period(anchor, paygatev1.MaxInvoicePeriod)
+	for _, n := range []int32{paygatev1.MaxInvoicePeriod + 1, 1<<31 - 1} {
+		if got := p.Period(anchor, n); got != last || !got.End.After(got.Start) {
+			t.Errorf("Period(%d) = %+v, want the last period %+v", n, got, last)
 		}
 	}
 }
