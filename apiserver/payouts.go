@@ -18,14 +18,11 @@ import (
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/names"
 	"github.com/paygate/paygate/internal/payouts"
 	"github.com/paygate/paygate/internal/phone"
 	"github.com/paygate/paygate/pkg/paygate"
 )
-
-// payoutNamespace seeds the UUIDs of payouts created with an Idempotency-Key: the id is the
-// name-based (version 5) UUID of the key's record, so every replica derives the same payout.
-var payoutNamespace = uuid.MustParse("6f1c2d4e-8a0b-4c5d-9e7f-0a1b2c3d4e5f")
 
 var payoutIDPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
@@ -76,14 +73,16 @@ func (s *Server) doCreatePayout(ctx context.Context, idemKey string) response {
 			Message: "The available balance of " + avail.StringFixed(q.Currency.Scale) + " " + q.Currency.Code + " does not cover this payout.",
 			Errors:  map[string][]string{"amount": {"The amount is more than the available balance."}}})
 	}
-	id := uuid.New()
+	// With an Idempotency-Key the id derives from the key's record, so every replica names the
+	// payout alike and the API server lets one create it; without one it is random.
+	id := uuid.NewString()
 	if idemKey != "" {
-		id = uuid.NewSHA1(payoutNamespace, []byte(idemKey))
+		id = names.DeriveUUID(names.PurposePayout, idemKey)
 	}
 	now := s.opts.Clock()
 	p := &paygatev1.Payout{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: id.String(), Namespace: c.merchant.Namespace,
+			Name: id, Namespace: c.merchant.Namespace,
 			Labels: map[string]string{paygatev1.LabelMerchant: c.merchant.Name, paygatev1.LabelEnvironment: string(c.env)},
 		},
 		Spec: paygatev1.PayoutSpec{
@@ -114,7 +113,10 @@ func (s *Server) doCreatePayout(ctx context.Context, idemKey string) response {
 	}
 	s.opts.Log.Info("Payout requested", "merchant", c.merchant.Name, "environment", c.env, "payout", p.Name,
 		"amount", p.Spec.Amount, "currency", p.Spec.Currency, "destination", phone.Mask(string(p.Spec.Destination)))
-	rec := payoutRecord(p)
+	rec, err := payoutRecord(p)
+	if err != nil {
+		return s.serverError("Rendering a payout", err)
+	}
 	return jsonResponse(http.StatusOK, map[string]any{"status": "success", "data": rec, "id": rec.ID})
 }
 
@@ -244,7 +246,12 @@ func (s *Server) getPayout(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &APIError{Status: http.StatusNotFound, Label: LabelNotFound, Message: "Payout not found."})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "success", "data": payoutRecord(p)})
+	rec, err := payoutRecord(p)
+	if err != nil {
+		s.serverError("Rendering a payout", err).write(w)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "success", "data": rec})
 }
 
 var payoutStatuses = []string{string(paygatev1.PayoutPending), string(paygatev1.PayoutProcessing), string(paygatev1.PayoutSuccess), string(paygatev1.PayoutFailed)}
@@ -284,7 +291,12 @@ func (s *Server) listPayouts(w http.ResponseWriter, r *http.Request) {
 	})
 	page := []paygate.Payout{}
 	for i := offset; i < len(items) && i < offset+limit; i++ {
-		page = append(page, payoutRecord(&items[i]))
+		rec, err := payoutRecord(&items[i])
+		if err != nil {
+			s.serverError("Rendering a payout", err).write(w)
+			return
+		}
+		page = append(page, rec)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"status":     "success",
@@ -294,18 +306,18 @@ func (s *Server) listPayouts(w http.ResponseWriter, r *http.Request) {
 }
 
 // payoutRecord is the payout as the API shows it (docs/api.md, Payouts).
-func payoutRecord(p *paygatev1.Payout) paygate.Payout {
+// A stored amount that cannot be rendered exactly is an error, never a wrong amount.
+func payoutRecord(p *paygatev1.Payout) (paygate.Payout, error) {
 	updated := p.Spec.CreatedAt.Time
 	if p.Status.UpdatedAt != nil && p.Status.UpdatedAt.After(updated) {
 		updated = p.Status.UpdatedAt.Time
 	}
+	am := amounts{currency: p.Spec.Currency}
 	return paygate.Payout{
 		ID: p.Name, Status: string(p.Phase()), Reason: p.Status.Reason, Remark: p.Status.Remark,
-		Amount:        amountJSON(p.Spec.Amount, p.Spec.Currency),
-		Fee:           amountJSON(p.Spec.Fee, p.Spec.Currency),
-		PayableAmount: amountJSON(p.Spec.PayableAmount, p.Spec.Currency),
-		Currency:      string(p.Spec.Currency), Destination: phone.Mask(string(p.Spec.Destination)),
+		Amount: am.json(p.Spec.Amount), Fee: am.json(p.Spec.Fee), PayableAmount: am.json(p.Spec.PayableAmount),
+		Currency: string(p.Spec.Currency), Destination: phone.Mask(string(p.Spec.Destination)),
 		Environment: string(p.Spec.Environment),
 		CreatedAt:   formatTime(p.Spec.CreatedAt.Time), UpdatedAt: formatTime(updated),
-	}
+	}, am.err
 }

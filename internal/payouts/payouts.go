@@ -70,7 +70,7 @@ var ErrNoSettlementCurrency = errors.New("the settlement number's currency is no
 func SettlementCurrency(m *paygatev1.Merchant) (money.Currency, error) {
 	region := phone.RegionOf(string(m.Spec.SettlementNumber))
 	for _, code := range m.Spec.Currencies {
-		if c, ok := money.LookupCurrency(string(code)); ok && region != "" && money.PhoneRegion(c.Code) == region {
+		if c, ok := money.LookupCurrency(string(code)); ok && region != "" && c.PhoneRegion == region {
 			return c, nil
 		}
 	}
