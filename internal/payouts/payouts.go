@@ -131,7 +131,7 @@ func NewQuote(amount money.Amount, c money.Currency, g *paygatev1.Gateway) (Quot
 			return Quote{}, fmt.Errorf("%w of %s %s", ErrAboveMaximum, hi.StringFixed(c.Scale), c.Code)
 		}
 	}
-	fees, err := money.FeeScheduleOf(sched.Fees.Percent, string(sched.Fees.Fixed))
+	fees, err := money.ParseFeeSchedule(sched.Fees.Percent, string(sched.Fees.Fixed))
 	if err != nil {
 		return Quote{}, fmt.Errorf("%w: %w", ErrFeeSchedule, err)
 	}
