@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/events"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/names"
 	"github.com/paygate/paygate/internal/payouts"
@@ -79,7 +80,7 @@ func (s *Server) doCreatePayout(ctx context.Context, idemKey string) response {
 	if idemKey != "" {
 		id = names.DeriveUUID(names.PurposePayout, idemKey)
 	}
-	now := s.opts.Clock()
+	now := s.opts.Clock.Now()
 	p := &paygatev1.Payout{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: id, Namespace: c.merchant.Namespace,
@@ -305,19 +306,7 @@ func (s *Server) listPayouts(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// payoutRecord is the payout as the API shows it (docs/api.md, Payouts).
-// A stored amount that cannot be rendered exactly is an error, never a wrong amount.
-func payoutRecord(p *paygatev1.Payout) (paygate.Payout, error) {
-	updated := p.Spec.CreatedAt.Time
-	if p.Status.UpdatedAt != nil && p.Status.UpdatedAt.After(updated) {
-		updated = p.Status.UpdatedAt.Time
-	}
-	am := amounts{currency: p.Spec.Currency}
-	return paygate.Payout{
-		ID: p.Name, Status: string(p.Phase()), Reason: p.Status.Reason, Remark: p.Status.Remark,
-		Amount: am.json(p.Spec.Amount), Fee: am.json(p.Spec.Fee), PayableAmount: am.json(p.Spec.PayableAmount),
-		Currency: string(p.Spec.Currency), Destination: phone.Mask(string(p.Spec.Destination)),
-		Environment: string(p.Spec.Environment),
-		CreatedAt:   formatTime(p.Spec.CreatedAt.Time), UpdatedAt: formatTime(updated),
-	}, am.err
-}
+// payoutRecord is the payout as the API shows it (docs/api.md, Payouts): the same record its
+// payout.* webhook carries. A stored amount that cannot be rendered exactly is an error, never a
+// wrong amount.
+func payoutRecord(p *paygatev1.Payout) (paygate.Payout, error) { return events.NewPayoutData(p) }

@@ -88,7 +88,7 @@ func (r *PayoutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 	defer func() {
 		summarizePayout(p, retErr)
 		if patch.Changed(p) {
-			p.Status.UpdatedAt = ptrMicro(s.now)
+			p.Status.UpdatedAt = ptrTime(s.now)
 		}
 		if err := patch.Patch(ctx, p); err != nil {
 			retErr = errors.Join(retErr, client.IgnoreNotFound(fmt.Errorf("patching payout status: %w", err)))
@@ -181,7 +181,7 @@ func (r *PayoutReconciler) disburse(ctx context.Context, s *payoutScope) (ctrl.R
 	p.Status.Attempt = &paygatev1.DisbursementAttempt{
 		Reference: p.DisbursementReference(), Phase: paygatev1.AttemptInitiating, StartedAt: metav1.NewMicroTime(s.now),
 	}
-	p.Status.UpdatedAt = ptrMicro(s.now)
+	p.Status.UpdatedAt = ptrTime(s.now)
 	if err := s.patch.Patch(ctx, p); err != nil {
 		return ctrl.Result{}, fmt.Errorf("recording disbursement %s: %w", p.Status.Attempt.Reference, err)
 	}
@@ -214,10 +214,10 @@ func (r *PayoutReconciler) applyResolution(_ context.Context, s *payoutScope) (c
 	}
 	switch verdict {
 	case "success":
-		a.Phase, a.FinishedAt = paygatev1.AttemptSucceeded, ptrMicro(s.now)
+		a.Phase, a.FinishedAt = paygatev1.AttemptSucceeded, ptrTime(s.now)
 		r.succeed(s)
 	case "failed":
-		a.Phase, a.Code, a.FinishedAt = paygatev1.AttemptFailed, string(paygatev1.PayoutResolvedFailed), ptrMicro(s.now)
+		a.Phase, a.Code, a.FinishedAt = paygatev1.AttemptFailed, string(paygatev1.PayoutResolvedFailed), ptrTime(s.now)
 		r.fail(s, string(paygatev1.PayoutResolvedFailed), "an operator resolved the disbursement as not paid")
 	default:
 		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPayoutAmbiguous, "Resolve",
@@ -271,17 +271,17 @@ func (r *PayoutReconciler) applyResult(s *payoutScope, res provider.Result) {
 			a.Phase = paygatev1.AttemptAmbiguous
 		}
 		if a.AmbiguousSince == nil {
-			a.AmbiguousSince = ptrMicro(s.now)
+			a.AmbiguousSince = ptrTime(s.now)
 		}
 	case provider.StatusSuccess:
-		a.Phase, a.FinishedAt = paygatev1.AttemptSucceeded, ptrMicro(s.now)
+		a.Phase, a.FinishedAt = paygatev1.AttemptSucceeded, ptrTime(s.now)
 		r.succeed(s)
 	case provider.StatusFailed:
 		code := string(res.Code)
 		if code == "" {
 			code = string(paygatev1.FailurePaymentDeclined)
 		}
-		a.Phase, a.Code, a.FinishedAt = paygatev1.AttemptFailed, code, ptrMicro(s.now)
+		a.Phase, a.Code, a.FinishedAt = paygatev1.AttemptFailed, code, ptrTime(s.now)
 		r.fail(s, code, "the provider reported "+code)
 	}
 }

@@ -216,6 +216,9 @@ func (p *Payout) Reserved() bool {
 	return p.Status.ReservedAt != nil && p.Status.Phase != PayoutFailed
 }
 
+// MerchantRemark is the remark merchants see on the payout (the rule payments follow).
+func (p *Payout) MerchantRemark() string { return merchantRemark(p.Spec.Environment, p.Status.Remark) }
+
 // DisbursementReference is the provider reference of a payout's disbursement: one per payout.
 func (p *Payout) DisbursementReference() string { return p.Namespace + "." + p.Name }
 

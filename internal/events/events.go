@@ -192,7 +192,7 @@ func NewPayoutData(p *paygatev1.Payout) (paygate.Payout, error) {
 		updated = p.Status.UpdatedAt.Time
 	}
 	d := paygate.Payout{
-		ID: p.Name, Status: string(p.Phase()), Reason: p.Status.Reason, Remark: p.Status.Remark,
+		ID: p.Name, Status: string(p.Phase()), Reason: p.Status.Reason, Remark: p.MerchantRemark(),
 		Amount: m("amount", p.Spec.Amount), Fee: m("fee", p.Spec.Fee), PayableAmount: m("payable amount", p.Spec.PayableAmount),
 		Currency: string(p.Spec.Currency), Destination: phone.Mask(string(p.Spec.Destination)),
 		Environment: string(p.Spec.Environment),

@@ -61,16 +61,9 @@ var (
 		Help:    "Time from a payout's disbursement recorded to the provider confirming it paid, by environment.",
 		Buckets: prometheus.ExponentialBuckets(0.05, 3, 10),
 	}, []string{"environment"})
-
-	// PayoutsAmbiguous is how many payouts are unresolved past the configured time now: the
-	// payout controller sets it from the cache on every change (an SRE alerts on it).
-	PayoutsAmbiguous = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "paygate_payouts_ambiguous",
-		Help: "Payouts whose disbursement the provider has not confirmed within the configured time (condition AmbiguousTooLong), by environment.",
-	}, []string{"environment"})
 )
 
 func init() {
 	crmetrics.Registry.MustRegister(PaymentsSettled, LateSettlements, ProviderRequests, ProviderLatency, WebhookAttempts, WebhooksAbandoned,
-		Payouts, DisbursementLatency, PayoutsAmbiguous)
+		Payouts, DisbursementLatency)
 }
