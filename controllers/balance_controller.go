@@ -121,6 +121,12 @@ func (r *BalanceReconciler) keepBalance(env paygatev1.Environment) step[*balance
 // for a reserved one (the payout controller disburses only those), failed INSUFFICIENT_BALANCE for
 // a rejected one.
 func (r *BalanceReconciler) markPayouts(ctx context.Context, s *balanceScope, led Ledger) error {
+	if len(led.Reserve)+len(led.Mirror)+len(led.Reject) == 0 {
+		return nil
+	}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
 	now := metav1.NewMicroTime(r.Clock.Now())
 	byName := map[string]*paygatev1.Payout{}
 	for i := range s.payouts {
