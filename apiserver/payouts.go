@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -67,18 +68,31 @@ func (s *Server) doCreatePayout(ctx context.Context, idemKey string) response {
 		return errorResponse(apiErr)
 	}
 	q := req.quote
+	// With an Idempotency-Key the id derives from the claim of the key (its record's name, UID
+	// and expiry, which every request sharing the claim reads alike), so every replica names the
+	// payout alike and the API server lets one create it, while the key, once expired and claimed
+	// afresh, makes a new payout; without a key the id is random.
+	id := uuid.NewString()
+	if rec := idempotencyRecordFrom(ctx); idemKey != "" && rec != nil {
+		id = names.DeriveUUID(names.PurposePayout, idemKey, string(rec.UID), rec.Spec.ExpiresAt.UTC().Format(time.RFC3339))
+	}
 	if avail, err := s.availableBalance(ctx, c, q.Currency); err != nil {
 		return s.serverError("Reading a balance", err)
 	} else if q.Amount.Cmp(avail) > 0 {
+		// A concurrent request with the same Idempotency-Key may have created this payout already,
+		// and the balance may lack exactly its reservation: answer with that payout.
+		if idemKey != "" {
+			existing, err := s.payout(ctx, c, id, true)
+			if err != nil {
+				return s.serverError("Reading a payout", err)
+			}
+			if existing != nil {
+				return s.payoutCreated(existing)
+			}
+		}
 		return errorResponse(&APIError{Status: http.StatusUnprocessableEntity, Label: LabelInsufficientBalance,
 			Message: "The available balance of " + avail.StringFixed(q.Currency.Scale) + " " + q.Currency.Code + " does not cover this payout.",
 			Errors:  map[string][]string{"amount": {"The amount is more than the available balance."}}})
-	}
-	// With an Idempotency-Key the id derives from the key's record, so every replica names the
-	// payout alike and the API server lets one create it; without one it is random.
-	id := uuid.NewString()
-	if idemKey != "" {
-		id = names.DeriveUUID(names.PurposePayout, idemKey)
 	}
 	now := s.opts.Clock.Now()
 	p := &paygatev1.Payout{
@@ -114,6 +128,11 @@ func (s *Server) doCreatePayout(ctx context.Context, idemKey string) response {
 	}
 	s.opts.Log.Info("Payout requested", "merchant", c.merchant.Name, "environment", c.env, "payout", p.Name,
 		"amount", p.Spec.Amount, "currency", p.Spec.Currency, "destination", phone.Mask(string(p.Spec.Destination)))
+	return s.payoutCreated(p)
+}
+
+// payoutCreated is the answer of a create that recorded p (or found it recorded).
+func (s *Server) payoutCreated(p *paygatev1.Payout) response {
 	rec, err := payoutRecord(p)
 	if err != nil {
 		return s.serverError("Rendering a payout", err)
