@@ -48,7 +48,7 @@ type Sandbox struct {
 	opts SandboxOptions
 	mu   sync.Mutex
 	ops  map[string]*sandboxOp
-	// pushes counts Push calls by reference, for tests.
+	// pushes counts Push and Disburse calls by kind and reference, for tests.
 	pushes map[string]int
 }
 
@@ -174,6 +174,13 @@ func (s *Sandbox) Pushes(reference string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.pushes["push/"+reference]
+}
+
+// Disbursements is how many Disburse calls the simulator received for reference.
+func (s *Sandbox) Disbursements(reference string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pushes["disburse/"+reference]
 }
 
 // Forget drops every operation, as a restart of the simulator would.
