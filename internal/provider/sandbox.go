@@ -15,8 +15,9 @@ import (
 // SandboxRemark marks every sandbox transaction (docs/sandbox.md).
 const SandboxRemark = "SANDBOX_TRANSACTION"
 
-// Magic customer numbers: a sandbox push or payout to a mobile number whose last six digits are
-// one of these gets the outcome listed (docs/sandbox.md). Every other number succeeds.
+// Magic customer numbers: a sandbox push to a mobile number whose last six digits are one of these
+// gets the outcome listed (docs/sandbox.md). Every other number succeeds. Payouts choose these
+// outcomes by amount instead (PayoutMagic).
 const (
 	MagicInsufficientFunds = "000001"
 	MagicDeclined          = "000002"
