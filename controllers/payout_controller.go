@@ -66,6 +66,8 @@ type payoutScope struct {
 	payout *paygatev1.Payout
 	patch  *statusPatch[*paygatev1.Payout]
 	now    time.Time
+	// resolvedByOperator: this pass ended the payout as the resolve annotation says.
+	resolvedByOperator bool
 }
 
 func payoutStatus(p *paygatev1.Payout) any { return &p.Status }
@@ -80,7 +82,14 @@ func (r *PayoutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if p.Terminal() {
-		// Terminal payouts never change; their event is born from the stored terminal state.
+		// Terminal payouts never change, except that Ready says how they ended: the balance
+		// controller fails a payout it cannot cover without summarizing it. Their event is born
+		// from the stored terminal state.
+		patch := newStatusPatch(r.Client, p, payoutStatus)
+		summarizePayout(p, nil)
+		if err := patch.Patch(ctx, p); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(fmt.Errorf("patching payout status: %w", err))
+		}
 		return ctrl.Result{}, r.emitEvent(ctx, p)
 	}
 	patch := newStatusPatch(r.Client, p, payoutStatus)
@@ -95,11 +104,10 @@ func (r *PayoutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 		}
 	}()
 	return runSteps(ctx, s,
-		// An operator's resolution applies even when the provider cannot be asked: that is when
-		// operators step in.
-		independent(r.resolveAttempt, r.applyResolution),
+		// An operator's resolution applies, and an unresolved disbursement is flagged to them,
+		// even when the provider cannot be asked: that is when operators step in.
+		independent(r.resolveAttempt, r.applyResolution, r.watchAmbiguity),
 		r.disburse,
-		r.watchAmbiguity,
 	)
 }
 
@@ -224,19 +232,25 @@ func (r *PayoutReconciler) applyResolution(_ context.Context, s *payoutScope) (c
 			"Ignoring %s=%q: use success or failed", paygatev1.AnnotationResolvePayout, verdict)
 		return ctrl.Result{}, nil
 	}
+	s.resolvedByOperator = true
 	r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, ReasonPayoutResolved, "Resolve", "An operator resolved the payout as %s", verdict)
 	return ctrl.Result{}, nil
 }
 
 // watchAmbiguity raises AmbiguousTooLong when the provider has not answered finally within
-// AmbiguousAfter, and clears it when it has.
+// AmbiguousAfter (whether or not it could be asked in this pass), and clears it once the payout
+// has a final answer, the provider's or an operator's.
 func (r *PayoutReconciler) watchAmbiguity(_ context.Context, s *payoutScope) (ctrl.Result, error) {
 	p := s.payout
 	a := p.Status.Attempt
 	if a == nil || a.AmbiguousSince == nil || p.Terminal() || !attemptInFlight(a.Phase) {
 		if meta.FindStatusCondition(p.Status.Conditions, paygatev1.ConditionAmbiguousTooLong) != nil {
+			reason, msg := ReasonAnsweredInTime, "The provider gave a final answer"
+			if s.resolvedByOperator {
+				reason, msg = ReasonPayoutResolved, "An operator resolved the payout"
+			}
 			meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: paygatev1.ConditionAmbiguousTooLong,
-				Status: metav1.ConditionFalse, Reason: ReasonAnsweredInTime, Message: "The provider gave a final answer", ObservedGeneration: p.Generation})
+				Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: p.Generation})
 		}
 		return ctrl.Result{}, nil
 	}

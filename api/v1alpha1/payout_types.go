@@ -104,8 +104,9 @@ type DisbursementAttempt struct {
 	// +required
 	StartedAt metav1.MicroTime `json:"startedAt"`
 
-	// ambiguousSince is when the provider first answered AMBIGUOUS (or INPROGRESS without an
-	// end); cleared by a final answer.
+	// ambiguousSince is when the provider first answered AMBIGUOUS or INPROGRESS: the payout asks
+	// an operator (condition AmbiguousTooLong) once it has stayed without a final answer for the
+	// manager's --payout-ambiguous-after. Kept after the final answer, as a record.
 	// +optional
 	AmbiguousSince *metav1.MicroTime `json:"ambiguousSince,omitempty"`
 

@@ -117,8 +117,8 @@ var (
 )
 
 // NewQuote computes the fee and the payable amount of amount through gateway g: the payout fee
-// schedule, half up at the currency's scale, payable = amount - fee. amount must already be valid
-// for the currency (money.ValidateForCurrency).
+// schedule, half up at the currency's scale, payable = amount - fee, which must be more than zero.
+// amount must already be valid for the currency (money.ValidateForCurrency).
 func NewQuote(amount money.Amount, c money.Currency, g *paygatev1.Gateway) (Quote, error) {
 	sched := g.Spec.Payouts
 	if sched.MinAmount != nil {
@@ -141,6 +141,10 @@ func NewQuote(amount money.Amount, c money.Currency, g *paygatev1.Gateway) (Quot
 			return Quote{}, fmt.Errorf("%w: the fee would exceed the amount", ErrBelowMinimum)
 		}
 		return Quote{}, fmt.Errorf("%w: %w", ErrFeeSchedule, err)
+	}
+	if payable.IsZero() {
+		// Nothing would reach the settlement number, and providers refuse a zero disbursement.
+		return Quote{}, fmt.Errorf("%w: the fee would take the whole amount", ErrBelowMinimum)
 	}
 	return Quote{Amount: amount, Fee: fee, Payable: payable, Currency: c}, nil
 }

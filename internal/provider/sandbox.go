@@ -15,8 +15,9 @@ import (
 // SandboxRemark marks every sandbox transaction (docs/sandbox.md).
 const SandboxRemark = "SANDBOX_TRANSACTION"
 
-// Magic customer numbers: a sandbox push or payout to a mobile number whose last six digits are
-// one of these gets the outcome listed (docs/sandbox.md). Every other number succeeds.
+// Magic customer numbers: a sandbox push to a mobile number whose last six digits are one of these
+// gets the outcome listed (docs/sandbox.md). Every other number succeeds. Payouts choose these
+// outcomes by amount instead (PayoutMagic).
 const (
 	MagicInsufficientFunds = "000001"
 	MagicDeclined          = "000002"
@@ -48,7 +49,7 @@ type Sandbox struct {
 	opts SandboxOptions
 	mu   sync.Mutex
 	ops  map[string]*sandboxOp
-	// pushes counts Push calls by reference, for tests.
+	// pushes counts Push and Disburse calls by kind and reference, for tests.
 	pushes map[string]int
 }
 
@@ -174,6 +175,13 @@ func (s *Sandbox) Pushes(reference string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.pushes["push/"+reference]
+}
+
+// Disbursements is how many Disburse calls the simulator received for reference.
+func (s *Sandbox) Disbursements(reference string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pushes["disburse/"+reference]
 }
 
 // Forget drops every operation, as a restart of the simulator would.
