@@ -48,6 +48,9 @@ const (
 	LabelBadRequest              = "BAD_REQUEST"
 	LabelServerError             = "SERVER_ERROR"
 	LabelServiceUnavailable      = "SERVICE_UNAVAILABLE"
+	LabelPayoutRejected          = "Payout Rejected"
+	LabelInsufficientBalance     = "INSUFFICIENT_BALANCE"
+	LabelNoPayoutMethod          = "PAYOUT_METHOD_UNAVAILABLE"
 )
 
 var (

@@ -86,11 +86,20 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, do func(ctx 
 		writeBody(w, int(replay.StatusCode), []byte(replay.Body))
 		return
 	}
-	resp := do(ctx, rec.Name)
+	resp := do(context.WithValue(ctx, idempotencyRecordKey{}, rec), rec.Name)
 	if resp.status < 500 && resp.status != http.StatusTooManyRequests {
 		s.storeIdempotentResponse(ctx, rec, resp)
 	}
 	resp.write(w)
+}
+
+type idempotencyRecordKey struct{}
+
+// idempotencyRecordFrom is the IdempotencyKey object the request claimed (or found claimed by a
+// concurrent request with the same key and body); nil without an Idempotency-Key.
+func idempotencyRecordFrom(ctx context.Context) *paygatev1.IdempotencyKey {
+	rec, _ := ctx.Value(idempotencyRecordKey{}).(*paygatev1.IdempotencyKey)
+	return rec
 }
 
 // idempotencyName is the IdempotencyKey object of a key: "idem-" and 24 characters of lower-case

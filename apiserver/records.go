@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/events"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/phone"
 	"github.com/paygate/paygate/pkg/paygate"
@@ -19,7 +20,7 @@ import (
 )
 
 // formatTime is the API's timestamp form: ISO 8601 UTC with microseconds and Z.
-func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
+var formatTime = events.FormatTime
 
 // amounts renders the stored amounts of one response in currency, as JSON numbers at the
 // currency's scale (money.JSONAmount). It keeps the first amount that cannot be rendered exactly

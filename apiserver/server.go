@@ -57,6 +57,7 @@ type Options struct {
 
 // +kubebuilder:rbac:groups=paygate.dev,resources=merchants;gateways;gatewayselections;balances,verbs=get;list;watch
 // +kubebuilder:rbac:groups=paygate.dev,resources=payments,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=paygate.dev,resources=payouts,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=paygate.dev,resources=idempotencykeys,verbs=get;create;update;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 
@@ -107,6 +108,9 @@ func (s *Server) routes() {
 	s.handle("/api/v1/initiate-payment", route{http.MethodPost: s.collects(s.initiatePayment)})
 	s.handle("/api/v1/verify-payment/{trx_id}", route{http.MethodGet: s.verifyPayment})
 	s.handle("/api/v1/site-info", route{http.MethodGet: s.siteInfo})
+	s.handle("/api/v1/payouts/preview", route{http.MethodPost: s.previewPayout})
+	s.handle("/api/v1/payouts", route{http.MethodPost: s.createPayout, http.MethodGet: s.listPayouts})
+	s.handle("/api/v1/payouts/{id}", route{http.MethodGet: s.getPayout})
 	s.handle("/api/v1/openapi.json", route{http.MethodGet: s.openAPI})
 	s.mux.HandleFunc("POST /internal/provider/callbacks", s.providerCallback)
 	s.checkoutRoutes()

@@ -7,12 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,31 +22,38 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
-	"github.com/paygate/paygate/internal/money"
 )
 
 // Balance condition reasons (docs/ledger.md, Conditions). A pass that failed otherwise sets
 // Ready's reason from failureReason.
 const (
-	ReasonBalanceComputed   = "BalanceComputed"
-	ReasonPaymentUnreadable = "PaymentUnreadable"
+	ReasonBalanceComputed  = "BalanceComputed"
+	ReasonLedgerUnreadable = "LedgerUnreadable"
 )
 
-// BalanceReconciler keeps each merchant's Balance objects, one per environment. A balance is
-// derived: the sum of the net amounts of the merchant's successful payments in that environment,
-// recomputed from the payments on every pass. Nothing is ever added to a stored number, so a
-// payment is credited exactly once whatever reconciles repeat or crash (docs/ledger.md).
+// BalanceReconciler keeps each merchant's Balance objects, one per environment, and is the single
+// writer of its ledger: it derives the balance from the merchant's payments and payouts on every
+// pass (nothing is ever added to a stored number, so a payment is credited exactly once whatever
+// reconciles repeat or crash) and decides, in creation order, which pending payouts the balance
+// covers (docs/ledger.md). A reservation is written into the Balance with an optimistic lock
+// before the payout may be disbursed, so two passes, or two managers, can never both spend the
+// same money.
 type BalanceReconciler struct {
 	client.Client
+	// Clock stamps reservations.
+	Clock clock.PassiveClock
 }
 
 // +kubebuilder:rbac:groups=paygate.dev,resources=balances,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=paygate.dev,resources=balances/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=paygate.dev,resources=payouts,verbs=get;list;watch
+// +kubebuilder:rbac:groups=paygate.dev,resources=payouts/status,verbs=get;update;patch
 
 // balanceScope is what one reconcile pass of a merchant's balances works on.
 type balanceScope struct {
 	merchant *paygatev1.Merchant
 	payments []paygatev1.Payment
+	payouts  []paygatev1.Payout
 }
 
 // Reconcile recomputes a merchant's balances; the request names the Merchant.
@@ -66,70 +72,93 @@ func (r *BalanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing payments: %w", err)
 	}
+	// Payouts are copies: the pass writes the ones it decides.
+	var payoutList paygatev1.PayoutList
+	if err := r.List(ctx, &payoutList, client.InNamespace(m.Namespace), client.MatchingLabels{paygatev1.LabelMerchant: m.Name}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing payouts: %w", err)
+	}
 	// Each environment's balance is its own object: one that cannot be written or summed does
 	// not hold back the other.
 	envSteps := make([]step[*balanceScope], 0, len(paygatev1.Environments))
 	for _, env := range paygatev1.Environments {
 		envSteps = append(envSteps, r.keepBalance(env))
 	}
-	return runSteps(ctx, &balanceScope{merchant: m, payments: payments.Items}, independent(envSteps...))
+	return runSteps(ctx, &balanceScope{merchant: m, payments: payments.Items, payouts: payoutList.Items}, independent(envSteps...))
 }
 
-// keepBalance is the step that derives and writes the merchant's Balance in env.
+// keepBalance is the step that derives and writes the merchant's Balance in env, then marks the
+// payouts it decided.
 func (r *BalanceReconciler) keepBalance(env paygatev1.Environment) step[*balanceScope] {
 	return func(ctx context.Context, s *balanceScope) (ctrl.Result, error) {
-		sums, sumErr := SumBalances(s.payments, s.merchant.Name, env)
 		b, err := r.getOrCreateBalance(ctx, s.merchant, env)
 		if err != nil || b == nil {
-			return ctrl.Result{}, errors.Join(sumErr, err)
+			return ctrl.Result{}, err
 		}
+		led, ledErr := ComputeLedger(s.merchant.Name, env, s.payments, s.payouts, b.Status.PayoutReservations)
 		patch := newStatusPatch(r.Client, b, func(b *paygatev1.Balance) any { return &b.Status })
-		if sumErr == nil {
-			b.Status.Currencies, b.Status.ObservedPayments = sums.Currencies, sums.ObservedPayments
-			setReady(&b.Status.Conditions, b.Generation, metav1.ConditionTrue, ReasonBalanceComputed, "Derived from the merchant's payments")
+		if ledErr == nil {
+			b.Status.Currencies, b.Status.ObservedPayments = led.Status.Currencies, led.Status.ObservedPayments
+			b.Status.PayoutReservations = led.Status.PayoutReservations
+			setReady(&b.Status.Conditions, b.Generation, metav1.ConditionTrue, ReasonBalanceComputed, "Derived from the merchant's payments and payouts")
 		} else {
-			setReady(&b.Status.Conditions, b.Generation, metav1.ConditionFalse, ReasonPaymentUnreadable,
-				"A payment's net amount cannot be read; the balance keeps its last value")
+			setReady(&b.Status.Conditions, b.Generation, metav1.ConditionFalse, ReasonLedgerUnreadable,
+				"A payment or payout cannot be counted; the balance keeps its last value and decides no payout")
 		}
 		b.Status.ObservedGeneration = b.Generation
+		// The reservations are decided by this write: with the optimistic lock, a pass that read
+		// an older Balance gets a conflict and starts again from this one.
 		if err := patch.Patch(ctx, b); err != nil {
-			return ctrl.Result{}, errors.Join(sumErr, fmt.Errorf("patching balance %s: %w", b.Name, err))
+			return ctrl.Result{}, errors.Join(ledErr, fmt.Errorf("patching balance %s: %w", b.Name, err))
 		}
-		return ctrl.Result{}, sumErr
+		if ledErr != nil {
+			return ctrl.Result{}, ledErr
+		}
+		return ctrl.Result{}, r.markPayouts(ctx, s, led)
 	}
 }
 
-// SumBalances derives a merchant's balances in env from its payments.
-func SumBalances(payments []paygatev1.Payment, merchant string, env paygatev1.Environment) (paygatev1.BalanceStatus, error) {
-	sums := map[paygatev1.CurrencyCode]money.Amount{}
-	counts := map[paygatev1.CurrencyCode]int64{}
-	var observed int64
-	for _, p := range payments {
-		if p.Spec.MerchantRef.Name != merchant || p.Spec.Environment != env {
-			continue
-		}
-		observed++
-		if p.Status.Phase != paygatev1.PaymentSuccess {
-			continue
-		}
-		net, err := money.ParseAmount(string(p.Status.NetAmount))
-		if err != nil {
-			return paygatev1.BalanceStatus{}, fmt.Errorf("payment %s has an unreadable net amount %q: %w", p.Name, p.Status.NetAmount, err)
-		}
-		sums[p.Spec.Currency] = sums[p.Spec.Currency].Add(net)
-		counts[p.Spec.Currency]++
+// markPayouts writes, on each payout the pass decided, what the Balance now holds: reservedAt
+// for a reserved one (the payout controller disburses only those), failed INSUFFICIENT_BALANCE for
+// a rejected one.
+func (r *BalanceReconciler) markPayouts(ctx context.Context, s *balanceScope, led Ledger) error {
+	if len(led.Reserve)+len(led.Mirror)+len(led.Reject) == 0 {
+		return nil
 	}
-	status := paygatev1.BalanceStatus{ObservedPayments: observed}
-	for cur, sum := range sums {
-		c, _ := money.LookupCurrency(string(cur))
-		status.Currencies = append(status.Currencies, paygatev1.CurrencyBalance{
-			Currency: cur, Available: paygatev1.Decimal(sum.StringFixed(c.Scale)), SettledPayments: counts[cur],
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	now := metav1.NewMicroTime(r.Clock.Now())
+	byName := map[string]*paygatev1.Payout{}
+	for i := range s.payouts {
+		byName[s.payouts[i].Name] = &s.payouts[i]
+	}
+	var errs []error
+	mark := func(name string, change func(p *paygatev1.Payout)) {
+		p, ok := byName[name]
+		if !ok {
+			return
+		}
+		patch := newStatusPatch(r.Client, p, payoutStatus)
+		change(p)
+		p.Status.UpdatedAt = &now
+		if err := patch.Patch(ctx, p); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("marking payout %s: %w", name, err))
+		}
+	}
+	for _, name := range append(led.Reserve, led.Mirror...) {
+		mark(name, func(p *paygatev1.Payout) {
+			p.Status.ReservedAt = &now
+			if p.Status.Phase == "" {
+				p.Status.Phase = paygatev1.PayoutPending
+			}
 		})
 	}
-	slices.SortFunc(status.Currencies, func(a, b paygatev1.CurrencyBalance) int {
-		return strings.Compare(string(a.Currency), string(b.Currency))
-	})
-	return status, nil
+	for _, name := range led.Reject {
+		mark(name, func(p *paygatev1.Payout) {
+			p.Status.Phase, p.Status.Reason = paygatev1.PayoutFailed, string(paygatev1.PayoutInsufficientBalance)
+		})
+	}
+	return errors.Join(errs...)
 }
 
 // getOrCreateBalance returns the merchant's Balance in env, creating it when missing; nil when an
@@ -161,7 +190,7 @@ func (r *BalanceReconciler) getOrCreateBalance(ctx context.Context, m *paygatev1
 	return b, nil
 }
 
-// SetupWithManager watches Merchants, their Balances and their Payments.
+// SetupWithManager watches Merchants, their Balances, Payments and Payouts.
 func (r *BalanceReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&paygatev1.Merchant{}).
@@ -170,6 +199,10 @@ func (r *BalanceReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			p := o.(*paygatev1.Payment)
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Spec.MerchantRef.Name}}}
 		}), builder.WithPredicates(balanceChanges)).
+		Watches(&paygatev1.Payout{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			p := o.(*paygatev1.Payout)
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Spec.MerchantRef.Name}}}
+		}), builder.WithPredicates(payoutLedgerChanges)).
 		Named("balance").
 		Complete(quietConflicts(r))
 }
@@ -186,5 +219,18 @@ var balanceChanges = predicate.Funcs{
 		}
 		return old.Status.Phase != cur.Status.Phase || old.Status.NetAmount != cur.Status.NetAmount ||
 			old.Spec.Environment != cur.Spec.Environment || old.Spec.Currency != cur.Spec.Currency
+	},
+}
+
+// payoutLedgerChanges lets through the payout events that can change a ledger: a payout created
+// or deleted, or one whose phase or reservation changed.
+var payoutLedgerChanges = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*paygatev1.Payout)
+		cur, okNew := e.ObjectNew.(*paygatev1.Payout)
+		if !okOld || !okNew {
+			return true
+		}
+		return old.Status.Phase != cur.Status.Phase || (old.Status.ReservedAt == nil) != (cur.Status.ReservedAt == nil)
 	},
 }

@@ -257,9 +257,9 @@ var _ = Describe("Payment controller", Ordered, func() {
 		Expect(b.Status.Currencies).To(BeEmpty(), "sandbox money never shows in production")
 		var list paygatev1.PaymentList
 		Expect(k8s.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
-		sum, err := controllers.SumBalances(list.Items, m.Name, paygatev1.EnvironmentSandbox)
+		led, err := controllers.ComputeLedger(m.Name, paygatev1.EnvironmentSandbox, list.Items, nil, nil)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(sum.Currencies[0].Available).To(Equal(sandboxAvailable(ns, m.Name)))
+		Expect(led.Status.Currencies[0].Available).To(Equal(sandboxAvailable(ns, m.Name)))
 	})
 })
 

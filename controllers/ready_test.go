@@ -67,7 +67,7 @@ func TestBalanceReady(t *testing.T) {
 		return b
 	}
 	sandbox, production := get(paygatev1.EnvironmentSandbox), get(paygatev1.EnvironmentProduction)
-	wantReady(t, "sandbox", sandbox.Status.Conditions, sandbox.Status.ObservedGeneration, sandbox.Generation, metav1.ConditionFalse, ReasonPaymentUnreadable)
+	wantReady(t, "sandbox", sandbox.Status.Conditions, sandbox.Status.ObservedGeneration, sandbox.Generation, metav1.ConditionFalse, ReasonLedgerUnreadable)
 	if len(sandbox.Status.Currencies) != 0 {
 		t.Errorf("sandbox currencies %+v, want none summed", sandbox.Status.Currencies)
 	}

@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/webhook"
 )
 
@@ -27,6 +28,9 @@ type Options struct {
 	CallbackURL string
 	// PaymentConcurrency is how many payments reconcile at once (default 4).
 	PaymentConcurrency int
+	// PayoutAmbiguousAfter is how long a disbursement may stay unconfirmed before the payout asks
+	// an operator to resolve it (default DefaultPayoutAmbiguousAfter, 30 minutes).
+	PayoutAmbiguousAfter time.Duration
 
 	// Webhooks configure event delivery.
 	Webhooks WebhookOptions
@@ -73,8 +77,17 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 	}).SetupWithManager(mgr, opts.PaymentConcurrency); err != nil {
 		return fmt.Errorf("setting up the payment controller: %w", err)
 	}
-	if err := (&BalanceReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+	if err := (&BalanceReconciler{Client: mgr.GetClient(), Clock: opts.Clock}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the balance controller: %w", err)
+	}
+	if err := (&PayoutReconciler{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("payout-controller"), Providers: opts.Providers,
+		Clock: opts.Clock, PollInterval: opts.PollInterval, AmbiguousAfter: opts.PayoutAmbiguousAfter, CallbackURL: opts.CallbackURL,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the payout controller: %w", err)
+	}
+	if err := metrics.RegisterPayoutsAmbiguous(mgr.GetCache()); err != nil {
+		return fmt.Errorf("registering the ambiguous payouts metric: %w", err)
 	}
 	if err := (&IdempotencyKeyReconciler{Client: mgr.GetClient(), Clock: opts.Clock}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the idempotency key controller: %w", err)

@@ -29,6 +29,9 @@ var (
 	// sleeping through checkout lifetimes.
 	clock   = testenv.NewClock()
 	sandbox = provider.NewSandbox(provider.SandboxOptions{Clock: clock.Now, SlowAfter: 20 * time.Second, AmbiguousQueries: 2})
+
+	// payoutAmbiguousAfter is the manager's --payout-ambiguous-after.
+	payoutAmbiguousAfter = 5 * time.Minute
 )
 
 // managerOptions are the options every manager of the suite runs with (restarts included).
@@ -37,6 +40,8 @@ func managerOptions() controllers.Options {
 		Providers:    &provider.Registry{Sandbox: sandbox, Upstream: (&provider.Upstreams{Reader: k8s}).For},
 		Clock:        clock,
 		PollInterval: 100 * time.Millisecond,
+		// Payout specs step the clock past it instead of waiting the default 30 minutes.
+		PayoutAmbiguousAfter: payoutAmbiguousAfter,
 	}
 }
 

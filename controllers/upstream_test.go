@@ -16,8 +16,9 @@ import (
 	"github.com/paygate/paygate/test/fakeupstream"
 )
 
-// upstreamGateway starts a fake upstream provider over real HTTP and a gateway that uses it.
-func upstreamGateway(ns string) (*fakeupstream.Server, *paygatev1.Gateway) {
+// upstreamGateway starts a fake upstream provider over real HTTP and a gateway that uses it; mods
+// adjust the gateway before it is created.
+func upstreamGateway(ns string, mods ...func(*paygatev1.Gateway)) (*fakeupstream.Server, *paygatev1.Gateway) {
 	fake := fakeupstream.New(GinkgoTB(), fakeupstream.Options{Clock: clock.Now})
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "upstream-credentials",
@@ -25,10 +26,10 @@ func upstreamGateway(ns string) (*fakeupstream.Server, *paygatev1.Gateway) {
 		Data: map[string][]byte{provider.UpstreamSecretToken: []byte(fake.Token), provider.UpstreamSecretCallbackSecret: fake.CallbackSecret},
 	}
 	Expect(k8s.Create(ctx, secret)).To(Succeed())
-	gw := createGateway("TZS", func(g *paygatev1.Gateway) {
+	gw := createGateway("TZS", append([]func(*paygatev1.Gateway){func(g *paygatev1.Gateway) {
 		g.Spec.Provider = paygatev1.ProviderUpstream
 		g.Spec.Upstream = &paygatev1.UpstreamConfig{BaseURL: fake.URL(), SecretRef: paygatev1.SecretReference{Namespace: ns, Name: secret.Name}, TimeoutSeconds: 2}
-	})
+	}}, mods...)...)
 	return fake, gw
 }
 

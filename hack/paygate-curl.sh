@@ -5,6 +5,9 @@
 #   hack/paygate-curl.sh METHOD PATH_WITH_QUERY [JSON_BODY] [extra curl args...]
 #   hack/paygate-curl.sh POST /api/v1/payments '{"payment_amount":1500,"currency_code":"TZS","ref_trx":"order-1"}'
 #   hack/paygate-curl.sh GET '/api/v1/payments?status=pending'
+#   hack/paygate-curl.sh POST /api/v1/payouts/preview '{"amount":5000}'
+#   hack/paygate-curl.sh POST /api/v1/payouts '{"amount":5000}' -H 'Idempotency-Key: payout-1'
+#   hack/paygate-curl.sh GET /api/v1/payouts/<payout id>
 set -euo pipefail
 : "${PAYGATE_BASE_URL:?source .paygate/dev/credentials.env first}"
 : "${PAYGATE_ENVIRONMENT:?}" "${PAYGATE_MERCHANT_KEY:?}" "${PAYGATE_API_KEY:?}" "${PAYGATE_API_SECRET:?}"

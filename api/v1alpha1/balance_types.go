@@ -24,18 +24,47 @@ type CurrencyBalance struct {
 	// +required
 	Currency CurrencyCode `json:"currency"`
 
-	// available is the sum of the net amounts of the merchant's successful payments in this
-	// currency and environment.
+	// available is what the merchant may still pay out: settled - paidOut - reserved.
 	// +required
 	Available Decimal `json:"available"`
+
+	// settled is the sum of the net amounts of the merchant's successful payments in this
+	// currency and environment.
+	// +optional
+	Settled Decimal `json:"settled,omitempty"`
+
+	// reserved is the sum of the payouts reserved and not yet paid or failed.
+	// +optional
+	Reserved Decimal `json:"reserved,omitempty"`
+
+	// paidOut is the sum of the payouts that succeeded.
+	// +optional
+	PaidOut Decimal `json:"paidOut,omitempty"`
 
 	// settledPayments counts the successful payments summed.
 	// +required
 	SettledPayments int64 `json:"settledPayments"`
 }
 
-// BalanceStatus is derived from the payments on every pass; it is never incremented, so it can
-// always be recomputed and a repeated or crashed reconcile can never credit twice.
+// PayoutReservation holds a payout's amount against the balance until the payout succeeds (it
+// then counts as paid out) or fails (it is released).
+type PayoutReservation struct {
+	// payout is the Payout's name (its id).
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	Payout string `json:"payout"`
+
+	// currency of the amount.
+	// +required
+	Currency CurrencyCode `json:"currency"`
+
+	// amount reserved: the payout's amount.
+	// +required
+	Amount Decimal `json:"amount"`
+}
+
+// BalanceStatus is derived from the payments and payouts on every pass; it is never incremented,
+// so it can always be recomputed and a repeated or crashed reconcile can never credit twice.
 type BalanceStatus struct {
 	// observedGeneration is the generation the status was computed from.
 	// +optional
@@ -51,6 +80,18 @@ type BalanceStatus struct {
 	// observedPayments is how many payments of the merchant and environment the last pass read.
 	// +optional
 	ObservedPayments int64 `json:"observedPayments,omitempty"`
+
+	// payoutReservations are the payouts whose amounts the balance holds: the balance controller,
+	// the single writer of this list, adds a payout here (with an optimistic lock on the Balance)
+	// before it may be disbursed, in creation order and only while the balance covers it. It is
+	// the one status field carried from pass to pass: two writers can never both reserve from the
+	// same balance (docs/ledger.md). Each payout also records its own reservedAt, from which the
+	// list is rebuilt if the Balance is lost.
+	// +listType=map
+	// +listMapKey=payout
+	// +kubebuilder:validation:MaxItems=100
+	// +optional
+	PayoutReservations []PayoutReservation `json:"payoutReservations,omitempty"`
 
 	// conditions: Ready is True when the balance was derived from the merchant's payments on the
 	// last pass, False (with the reason) when it could not be.

@@ -161,6 +161,30 @@ type GatewaySpec struct {
 	// +kubebuilder:default=SandboxOnly
 	// +optional
 	Simulation GatewaySimulation `json:"simulation,omitempty"`
+
+	// payouts, when set, makes this gateway the disbursement method of its currency: merchants'
+	// payouts in the currency go through it, with this fee schedule and these limits
+	// (docs/payouts.md).
+	// +optional
+	Payouts *PayoutSchedule `json:"payouts,omitempty"`
+}
+
+// PayoutSchedule is what a gateway charges for disbursing a payout, and the amounts it pays out.
+// +kubebuilder:validation:XValidation:rule="!has(self.minAmount) || !has(self.maxAmount) || quantity(self.minAmount).compareTo(quantity(self.maxAmount)) <= 0",message="payouts.minAmount must not be above payouts.maxAmount"
+type PayoutSchedule struct {
+	// fees is kept from each payout: fee = amount x percent / 100 + fixed, half up at the
+	// currency's scale; the settlement number receives amount - fee.
+	// +kubebuilder:default={}
+	// +optional
+	Fees GatewayFees `json:"fees,omitempty"`
+
+	// minAmount is the smallest payout, in currency units.
+	// +optional
+	MinAmount *Decimal `json:"minAmount,omitempty"`
+
+	// maxAmount is the largest payout, in currency units.
+	// +optional
+	MaxAmount *Decimal `json:"maxAmount,omitempty"`
 }
 
 // GatewayStatus is what the gateway controller observed.

@@ -417,11 +417,17 @@ const (
 // MerchantRemark is the remark merchants see: SANDBOX_TRANSACTION on every sandbox payment,
 // SIMULATED_PRODUCTION on a production payment the simulator answered, else nothing (a provider's
 // own remark is not passed on).
-func (p *Payment) MerchantRemark() string {
+func (p *Payment) MerchantRemark() string { return merchantRemark(p.Spec.Environment, p.Status.Remark) }
+
+// merchantRemark is the remark a merchant sees on a payment or payout of env whose provider
+// stored remark: SANDBOX_TRANSACTION on everything in sandbox, SIMULATED_PRODUCTION on money a
+// simulating gateway did not move in production, and nothing otherwise (a provider's own remark
+// is for operators: the provider is never exposed to merchants).
+func merchantRemark(env Environment, stored string) string {
 	switch {
-	case p.Spec.Environment == EnvironmentSandbox:
+	case env == EnvironmentSandbox:
 		return RemarkSandboxTransaction
-	case p.Status.Remark == RemarkSimulatedProduction:
+	case stored == RemarkSimulatedProduction:
 		return RemarkSimulatedProduction
 	}
 	return ""

@@ -34,6 +34,8 @@ type managerOptions struct {
 	callbackURL  string
 	sandboxDelay time.Duration
 
+	payoutAmbiguousAfter time.Duration
+
 	webhookTimeout      time.Duration
 	webhookConcurrency  int
 	webhookAllowPrivate bool
@@ -49,6 +51,7 @@ func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProb
 	fs.DurationVar(&o.pollInterval, "provider-poll-interval", 2*time.Second, "How often a push in flight is queried at the provider.")
 	fs.StringVar(&o.callbackURL, "provider-callback-url", "", "URL the upstream provider posts results to (the apiserver's /internal/provider/callbacks).")
 	fs.DurationVar(&o.sandboxDelay, "sandbox-approve-after", 0, "How long a simulated sandbox customer takes to approve a push.")
+	fs.DurationVar(&o.payoutAmbiguousAfter, "payout-ambiguous-after", 30*time.Minute, "How long a payout's disbursement may stay unconfirmed before the payout asks an operator to resolve it.")
 	fs.DurationVar(&o.webhookTimeout, "webhook-timeout", 10*time.Second, "Timeout of each webhook delivery attempt.")
 	fs.IntVar(&o.webhookConcurrency, "webhook-concurrency", 16, "How many webhook deliveries run at once.")
 	fs.BoolVar(&o.webhookAllowPrivate, "webhook-allow-private-sandbox", false, "Let sandbox webhooks reach loopback and private addresses (development only; production never may).")
@@ -112,8 +115,9 @@ func newManager(cfg *rest.Config, opts managerOptions) (ctrl.Manager, error) {
 			Sandbox:  provider.NewSandbox(provider.SandboxOptions{ApproveAfter: opts.sandboxDelay}),
 			Upstream: upstreams.For,
 		},
-		PollInterval: opts.pollInterval,
-		CallbackURL:  opts.callbackURL,
+		PollInterval:         opts.pollInterval,
+		CallbackURL:          opts.callbackURL,
+		PayoutAmbiguousAfter: opts.payoutAmbiguousAfter,
 		Webhooks: controllers.WebhookOptions{
 			Schedule: schedule, Timeout: opts.webhookTimeout, Concurrency: opts.webhookConcurrency,
 			AllowPrivateSandbox: opts.webhookAllowPrivate, BrandWord: opts.brandWord,

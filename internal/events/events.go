@@ -22,6 +22,7 @@ import (
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/names"
+	"github.com/paygate/paygate/internal/phone"
 	"github.com/paygate/paygate/pkg/paygate"
 )
 
@@ -38,6 +39,8 @@ const (
 	InvoiceCreated        = paygate.EventInvoiceCreated
 	InvoicePaid           = paygate.EventInvoicePaid
 	InvoicePaymentFailed  = paygate.EventInvoicePaymentFailed
+	PayoutCompleted       = paygate.EventPayoutCompleted
+	PayoutFailed          = paygate.EventPayoutFailed
 )
 
 // DeliveryName is the WebhookDelivery name of an occurrence: "whd-" and 24 characters of
@@ -162,3 +165,44 @@ func NewPaymentData(p *paygatev1.Payment) (PaymentData, error) {
 	}
 	return d, nil
 }
+
+// PayoutEventType is payout.completed for a payout that reached success and payout.failed
+// otherwise; only terminal payouts have events.
+func PayoutEventType(p *paygatev1.Payout) string {
+	if p.Status.Phase == paygatev1.PayoutSuccess {
+		return PayoutCompleted
+	}
+	return PayoutFailed
+}
+
+// NewPayoutData builds the data of a terminal payout's event: the payout record merchants read
+// with GET /api/v1/payouts/{id} (pkg/paygate.Payout), destination masked. An amount that cannot
+// be rendered exactly is an error and no data.
+func NewPayoutData(p *paygatev1.Payout) (paygate.Payout, error) {
+	var errs []error
+	m := func(what string, d paygatev1.Decimal) json.Number {
+		v, err := money.JSONAmount(string(d), string(p.Spec.Currency))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s of payout %s: %w", what, p.Name, err))
+		}
+		return v
+	}
+	updated := p.Spec.CreatedAt.Time
+	if p.Status.UpdatedAt != nil && p.Status.UpdatedAt.After(updated) {
+		updated = p.Status.UpdatedAt.Time
+	}
+	d := paygate.Payout{
+		ID: p.Name, Status: string(p.Phase()), Reason: p.Status.Reason, Remark: p.MerchantRemark(),
+		Amount: m("amount", p.Spec.Amount), Fee: m("fee", p.Spec.Fee), PayableAmount: m("payable amount", p.Spec.PayableAmount),
+		Currency: string(p.Spec.Currency), Destination: phone.Mask(string(p.Spec.Destination)),
+		Environment: string(p.Spec.Environment),
+		CreatedAt:   FormatTime(p.Spec.CreatedAt.Time), UpdatedAt: FormatTime(updated),
+	}
+	if len(errs) > 0 {
+		return paygate.Payout{}, errors.Join(errs...)
+	}
+	return d, nil
+}
+
+// FormatTime is the API's timestamp form: ISO 8601 UTC with microseconds and Z.
+func FormatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }

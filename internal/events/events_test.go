@@ -8,11 +8,13 @@ import (
 	"errors"
 	"regexp"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/pkg/paygate"
 )
 
 func TestNames(t *testing.T) {
@@ -102,6 +104,117 @@ func TestNewPaymentData(t *testing.T) {
 			}
 			if d.Reason != tt.why || d.TrxID != "trx-a" || d.Amount.Currency != string(tt.p.Spec.Currency) {
 				t.Errorf("data = %+v", d)
+			}
+		})
+	}
+}
+
+func TestNewPayoutData(t *testing.T) {
+	created := time.Date(2026, 11, 2, 9, 0, 0, 123456000, time.UTC)
+	payout := func(env paygatev1.Environment, phase paygatev1.PayoutPhase, mods ...func(*paygatev1.Payout)) *paygatev1.Payout {
+		p := &paygatev1.Payout{
+			ObjectMeta: metav1.ObjectMeta{Name: "0b6f3c1e-9d7a-4c55-8d0e-2f1a3b4c5d6e"},
+			Spec: paygatev1.PayoutSpec{Environment: env, Amount: "10000.00", Fee: "150.00", PayableAmount: "9850.00",
+				Currency: "TZS", Destination: "+255712345678", CreatedAt: metav1.NewMicroTime(created)},
+			Status: paygatev1.PayoutStatus{Phase: phase},
+		}
+		for _, m := range mods {
+			m(p)
+		}
+		return p
+	}
+	later := func(p *paygatev1.Payout) {
+		t := metav1.NewMicroTime(created.Add(90 * time.Second))
+		p.Status.UpdatedAt = &t
+	}
+	earlier := func(p *paygatev1.Payout) {
+		t := metav1.NewMicroTime(created.Add(-time.Second))
+		p.Status.UpdatedAt = &t
+	}
+	tests := []struct {
+		name      string
+		p         *paygatev1.Payout
+		eventType string
+		want      paygate.Payout
+		wantErr   error
+	}{
+		{
+			name: "sandbox success", p: payout(paygatev1.EnvironmentSandbox, paygatev1.PayoutSuccess, later,
+				func(p *paygatev1.Payout) { p.Status.Remark = "SANDBOX_TRANSACTION" }),
+			eventType: PayoutCompleted,
+			want: paygate.Payout{ID: "0b6f3c1e-9d7a-4c55-8d0e-2f1a3b4c5d6e", Status: "success", Remark: "SANDBOX_TRANSACTION",
+				Amount: "10000.00", Fee: "150.00", PayableAmount: "9850.00", Currency: "TZS", Destination: "+255*******78",
+				Environment: "sandbox", CreatedAt: "2026-11-02T09:00:00.123456Z", UpdatedAt: "2026-11-02T09:01:30.123456Z"},
+		},
+		{
+			name: "production failure: the reason, and no provider remark", p: payout(paygatev1.EnvironmentProduction, paygatev1.PayoutFailed,
+				func(p *paygatev1.Payout) { p.Status.Reason, p.Status.Remark = "INSUFFICIENT_BALANCE", "provider text" }),
+			eventType: PayoutFailed,
+			want: paygate.Payout{ID: "0b6f3c1e-9d7a-4c55-8d0e-2f1a3b4c5d6e", Status: "failed", Reason: "INSUFFICIENT_BALANCE",
+				Amount: "10000.00", Fee: "150.00", PayableAmount: "9850.00", Currency: "TZS", Destination: "+255*******78",
+				Environment: "production", CreatedAt: "2026-11-02T09:00:00.123456Z", UpdatedAt: "2026-11-02T09:00:00.123456Z"},
+		},
+		{
+			name: "simulated production keeps its remark; updated_at is never before created_at",
+			p: payout(paygatev1.EnvironmentProduction, paygatev1.PayoutSuccess, earlier,
+				func(p *paygatev1.Payout) { p.Status.Remark = paygatev1.RemarkSimulatedProduction }),
+			eventType: PayoutCompleted,
+			want: paygate.Payout{ID: "0b6f3c1e-9d7a-4c55-8d0e-2f1a3b4c5d6e", Status: "success", Remark: paygatev1.RemarkSimulatedProduction,
+				Amount: "10000.00", Fee: "150.00", PayableAmount: "9850.00", Currency: "TZS", Destination: "+255*******78",
+				Environment: "production", CreatedAt: "2026-11-02T09:00:00.123456Z", UpdatedAt: "2026-11-02T09:00:00.123456Z"},
+		},
+		{
+			name: "scale 0", p: payout(paygatev1.EnvironmentSandbox, paygatev1.PayoutSuccess, func(p *paygatev1.Payout) {
+				p.Spec.Currency, p.Spec.Amount, p.Spec.Fee, p.Spec.PayableAmount, p.Spec.Destination = "UGX", "10000", "150", "9850", "+256772123456"
+			}),
+			eventType: PayoutCompleted,
+			want: paygate.Payout{ID: "0b6f3c1e-9d7a-4c55-8d0e-2f1a3b4c5d6e", Status: "success", Remark: "SANDBOX_TRANSACTION",
+				Amount: "10000", Fee: "150", PayableAmount: "9850", Currency: "UGX", Destination: "+256*******56",
+				Environment: "sandbox", CreatedAt: "2026-11-02T09:00:00.123456Z", UpdatedAt: "2026-11-02T09:00:00.123456Z"},
+		},
+		{
+			name:      "an unreadable amount is an error, not 0",
+			p:         payout(paygatev1.EnvironmentSandbox, paygatev1.PayoutFailed, func(p *paygatev1.Payout) { p.Spec.Fee = "1,50" }),
+			eventType: PayoutFailed, wantErr: money.ErrSyntax,
+		},
+		{
+			name:      "an amount that would be rounded is an error",
+			p:         payout(paygatev1.EnvironmentSandbox, paygatev1.PayoutSuccess, func(p *paygatev1.Payout) { p.Spec.PayableAmount = "9850.001" }),
+			eventType: PayoutCompleted, wantErr: money.ErrTooPrecise,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := PayoutEventType(tt.p); got != tt.eventType {
+				t.Errorf("PayoutEventType = %s, want %s", got, tt.eventType)
+			}
+			d, err := NewPayoutData(tt.p)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) || d != (paygate.Payout{}) {
+					t.Fatalf("NewPayoutData = %+v, %v; want no data and %v", d, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("NewPayoutData: %v", err)
+			}
+			if d != tt.want {
+				t.Errorf("NewPayoutData =\n%+v, want\n%+v", d, tt.want)
+			}
+			// On the wire: amounts are JSON numbers at the currency's scale, reason only on failure.
+			raw, err := json.Marshal(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fields map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &fields); err != nil {
+				t.Fatal(err)
+			}
+			if string(fields["amount"]) != string(tt.want.Amount) {
+				t.Errorf("amount on the wire = %s, want the number %s", fields["amount"], tt.want.Amount)
+			}
+			if _, has := fields["reason"]; has != (tt.want.Reason != "") {
+				t.Errorf("reason on the wire: %s", raw)
 			}
 		})
 	}

@@ -48,8 +48,22 @@ var (
 		Name: "paygate_webhooks_abandoned_total",
 		Help: "Webhook events abandoned after every attempt failed, by environment.",
 	}, []string{"environment"})
+
+	// Payouts counts payouts reaching a terminal status.
+	Payouts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "paygate_payouts_total",
+		Help: "Payouts that reached a terminal status (success, failed), by environment, status and failure reason.",
+	}, []string{"environment", "status", "reason"})
+
+	// DisbursementLatency measures payouts from the disbursement recorded to the money paid.
+	DisbursementLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "paygate_disbursement_duration_seconds",
+		Help:    "Time from a payout's disbursement recorded to the provider confirming it paid, by environment.",
+		Buckets: prometheus.ExponentialBuckets(0.05, 3, 10),
+	}, []string{"environment"})
 )
 
 func init() {
-	crmetrics.Registry.MustRegister(PaymentsSettled, LateSettlements, ProviderRequests, ProviderLatency, WebhookAttempts, WebhooksAbandoned)
+	crmetrics.Registry.MustRegister(PaymentsSettled, LateSettlements, ProviderRequests, ProviderLatency, WebhookAttempts, WebhooksAbandoned,
+		Payouts, DisbursementLatency)
 }

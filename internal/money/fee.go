@@ -85,3 +85,21 @@ func ComputeFee(amount Amount, fees FeeSchedule, c Currency) (fee, net Amount, e
 	}
 	return fee, net, nil
 }
+
+// ParseFeeSchedule reads a fee schedule written as decimal text (a Gateway's fees): percent and
+// fixed may be empty, meaning zero.
+func ParseFeeSchedule(percent, fixed string) (FeeSchedule, error) {
+	var s FeeSchedule
+	var err error
+	if percent != "" {
+		if s.Percent, err = ParseAmount(percent); err != nil {
+			return FeeSchedule{}, fmt.Errorf("money: %w: percent: %w", ErrInvalidFeeSchedule, err)
+		}
+	}
+	if fixed != "" {
+		if s.Fixed, err = ParseAmount(fixed); err != nil {
+			return FeeSchedule{}, fmt.Errorf("money: %w: fixed fee: %w", ErrInvalidFeeSchedule, err)
+		}
+	}
+	return s, nil
+}

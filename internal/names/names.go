@@ -14,6 +14,7 @@ package names
 import (
 	"crypto/sha256"
 	"encoding/base32"
+	"encoding/hex"
 	"strings"
 )
 
@@ -30,6 +31,8 @@ const (
 	// PurposeEvent derives a webhook event's WebhookDelivery name and evt_ id from the source
 	// object's UID and the event type.
 	PurposeEvent = "event"
+	// PurposePayout derives a payout's id from its IdempotencyKey object's name.
+	PurposePayout = "payout"
 )
 
 // Length is the length of every derived value: 24 characters of lower-case base32 (120 bits).
@@ -51,13 +54,29 @@ var encoding = base32.NewEncoding(Alphabet).WithPadding(base32.NoPadding)
 // The trx_id and business ID had this exact form before this package existed, so they are
 // unchanged; see internal/events for the event names that changed.
 func Derive(purpose string, parts ...string) string {
+	return encoding.EncodeToString(digest(purpose, parts)[:15])
+}
+
+// DeriveUUID returns the same derivation written as a UUID, for names the API promises are UUIDs
+// (payout ids): the first 16 bytes of the digest Derive uses, with the RFC 9562 version 8
+// (custom) and variant bits set, in the canonical lower-case 8-4-4-4-12 form.
+func DeriveUUID(purpose string, parts ...string) string {
+	b := digest(purpose, parts)[:16]
+	b[6] = b[6]&0x0f | 0x80 // version 8
+	b[8] = b[8]&0x3f | 0x80 // RFC 9562 variant
+	h := hex.EncodeToString(b)
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// digest is SHA-256("paygate.dev/" + purpose, then "\x00" + part for each part).
+func digest(purpose string, parts []string) []byte {
 	h := sha256.New()
 	h.Write([]byte("paygate.dev/" + purpose))
 	for _, p := range parts {
 		h.Write([]byte{0})
 		h.Write([]byte(p))
 	}
-	return encoding.EncodeToString(h.Sum(nil)[:15])
+	return h.Sum(nil)
 }
 
 // Valid reports whether s has the form of a derived value (Length characters of Alphabet).

@@ -57,12 +57,19 @@ type PushRequest struct {
 
 // DisbursementRequest sends money to a mobile number (payouts).
 type DisbursementRequest struct {
-	Reference   string
-	Phone       string
-	Amount      string
-	Currency    string
-	Gateway     string
-	CallbackURL string
+	// Reference identifies the payout; the provider performs one disbursement per reference.
+	Reference string
+	// Phone is the destination mobile number, E.164.
+	Phone string
+	// Amount is what reaches Phone (the payable amount), a decimal string at the currency's
+	// scale; Currency is ISO 4217.
+	Amount   string
+	Currency string
+	// RequestedAmount is what the merchant's balance is debited (before the payout fee).
+	// Providers do not need it; the sandbox chooses its outcome from it (PayoutMagic).
+	RequestedAmount string
+	Gateway         string
+	CallbackURL     string
 }
 
 // Result is what the provider says about an operation.

@@ -15,13 +15,15 @@ import (
 // SandboxRemark marks every sandbox transaction (docs/sandbox.md).
 const SandboxRemark = "SANDBOX_TRANSACTION"
 
-// Magic customer numbers: a sandbox push or payout to a mobile number whose last six digits are
-// one of these gets the outcome listed (docs/sandbox.md). Every other number succeeds.
+// Magic customer numbers: a sandbox push to a mobile number whose last six digits are one of these
+// gets the outcome listed (docs/sandbox.md). Every other number succeeds. Payouts choose these
+// outcomes by amount instead (PayoutMagic).
 const (
 	MagicInsufficientFunds = "000001"
 	MagicDeclined          = "000002"
 	MagicCustomerCancelled = "000003"
 	MagicNoAnswer          = "000004" // stays pending: the payment expires
+	MagicInvalidAccount    = "000006" // fails: the wallet cannot receive (INVALID_ACCOUNT)
 	MagicSlowSuccess       = "000005" // succeeds after SandboxOptions.SlowAfter
 	MagicAmbiguous         = "000009" // AMBIGUOUS for the first AmbiguousQueries status queries, then success
 )
@@ -47,13 +49,13 @@ type Sandbox struct {
 	opts SandboxOptions
 	mu   sync.Mutex
 	ops  map[string]*sandboxOp
-	// pushes counts Push calls by reference, for tests.
+	// pushes counts Push and Disburse calls by kind and reference, for tests.
 	pushes map[string]int
 }
 
 type sandboxOp struct {
 	at      time.Time
-	phone   string
+	magic   string // a Magic* value, or "" for the ordinary outcome
 	queries int
 }
 
@@ -71,13 +73,14 @@ func NewSandbox(opts SandboxOptions) *Sandbox {
 	return &Sandbox{opts: opts, ops: map[string]*sandboxOp{}, pushes: map[string]int{}}
 }
 
-func (s *Sandbox) start(kind, reference, phone string) Result {
+// start records an operation; magicKey (a Magic* value or "") chooses its outcome.
+func (s *Sandbox) start(kind, reference, magicKey string) Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := kind + "/" + reference
 	s.pushes[key]++
 	if _, ok := s.ops[key]; !ok {
-		s.ops[key] = &sandboxOp{at: s.opts.Clock(), phone: phone}
+		s.ops[key] = &sandboxOp{at: s.opts.Clock(), magic: magicKey}
 	}
 	return Result{Status: StatusPending, ProviderReference: "sbx-" + reference, Remark: SandboxRemark}
 }
@@ -92,13 +95,15 @@ func (s *Sandbox) status(kind, reference string) (Result, error) {
 	op.queries++
 	res := Result{Status: StatusSuccess, ProviderReference: "sbx-" + reference, Remark: SandboxRemark}
 	elapsed := s.opts.Clock().Sub(op.at)
-	switch magic(op.phone) {
+	switch op.magic {
 	case MagicInsufficientFunds:
 		res.Status, res.Code = StatusFailed, paygatev1.FailureInsufficientFunds
 	case MagicDeclined:
 		res.Status, res.Code = StatusFailed, paygatev1.FailurePaymentDeclined
 	case MagicCustomerCancelled:
 		res.Status, res.Code = StatusFailed, paygatev1.FailureCustomerCancelled
+	case MagicInvalidAccount:
+		res.Status, res.Code = StatusFailed, paygatev1.FailureInvalidAccount
 	case MagicNoAnswer:
 		res.Status = StatusPending
 	case MagicSlowSuccess:
@@ -124,9 +129,30 @@ func magic(phone string) string {
 	return phone[len(phone)-6:]
 }
 
+// Magic payout amounts: a sandbox payout whose amount's whole part ends in one of these three
+// digits gets the outcome of the magic number listed (the settlement number is fixed, so the
+// amount chooses; docs/payouts.md). Every other amount succeeds.
+var payoutMagic = map[string]string{
+	"001": MagicInvalidAccount,
+	"002": MagicDeclined,
+	"004": MagicNoAnswer,
+	"005": MagicSlowSuccess,
+	"009": MagicAmbiguous,
+}
+
+// PayoutMagic is the outcome a sandbox disbursement of amount (a decimal string) gets: a Magic*
+// value, or "" for success.
+func PayoutMagic(amount string) string {
+	whole, _, _ := strings.Cut(amount, ".")
+	if len(whole) < 3 {
+		return ""
+	}
+	return payoutMagic[whole[len(whole)-3:]]
+}
+
 // Push simulates a USSD push.
 func (s *Sandbox) Push(_ context.Context, req PushRequest) (Result, error) {
-	return s.start("push", req.Reference, strings.TrimSpace(req.Phone)), nil
+	return s.start("push", req.Reference, magic(strings.TrimSpace(req.Phone))), nil
 }
 
 // PushStatus reports a simulated push.
@@ -136,7 +162,7 @@ func (s *Sandbox) PushStatus(_ context.Context, reference string) (Result, error
 
 // Disburse simulates a payout.
 func (s *Sandbox) Disburse(_ context.Context, req DisbursementRequest) (Result, error) {
-	return s.start("disburse", req.Reference, strings.TrimSpace(req.Phone)), nil
+	return s.start("disburse", req.Reference, PayoutMagic(req.RequestedAmount)), nil
 }
 
 // DisbursementStatus reports a simulated payout.
@@ -149,6 +175,13 @@ func (s *Sandbox) Pushes(reference string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.pushes["push/"+reference]
+}
+
+// Disbursements is how many Disburse calls the simulator received for reference.
+func (s *Sandbox) Disbursements(reference string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pushes["disburse/"+reference]
 }
 
 // Forget drops every operation, as a restart of the simulator would.

@@ -25,6 +25,10 @@ const (
 	EventInvoiceCreated        = "invoice.created"
 	EventInvoicePaid           = "invoice.paid"
 	EventInvoicePaymentFailed  = "invoice.payment_failed"
+	// EventPayoutCompleted and EventPayoutFailed are Paygate's own: a payout reached success or
+	// failed. Their data is a Payout record (PayoutData).
+	EventPayoutCompleted = "payout.completed"
+	EventPayoutFailed    = "payout.failed"
 )
 
 // Defaults of WebhookVerifier.
@@ -90,6 +94,19 @@ type PaymentEventData struct {
 }
 
 // PaymentData decodes the data of a payment.* event.
+// PayoutData decodes the data of a payout.completed or payout.failed event: the payout record,
+// as GET /api/v1/payouts/{id} returns it.
+func (e *WebhookEvent) PayoutData() (*Payout, error) {
+	if e.Type != EventPayoutCompleted && e.Type != EventPayoutFailed {
+		return nil, fmt.Errorf("%w: %s is not a payout event", ErrWebhookPayload, e.Type)
+	}
+	d := &Payout{}
+	if err := decodeJSON(e.Data, d); err != nil {
+		return nil, fmt.Errorf("%w: decoding the payout data: %v", ErrWebhookPayload, err)
+	}
+	return d, nil
+}
+
 func (e *WebhookEvent) PaymentData() (*PaymentEventData, error) {
 	if e.Type != EventPaymentCompleted && e.Type != EventPaymentFailed {
 		return nil, fmt.Errorf("%w: %s is not a payment event", ErrWebhookPayload, e.Type)

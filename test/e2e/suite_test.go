@@ -149,13 +149,18 @@ func createMerchant(ns, name string, mods ...func(*paygatev1.Merchant)) *merchan
 // clientFor reads an environment's credentials from their Secret, as a merchant copies them from
 // the dashboard, and builds a Go client with them.
 func clientFor(m *paygatev1.Merchant, env paygatev1.Environment) *paygate.Client {
+	return clientAt(baseURL, m, env)
+}
+
+// clientAt is clientFor against the apiserver instance at base (another replica).
+func clientAt(base string, m *paygatev1.Merchant, env paygatev1.Environment) *paygate.Client {
 	var secret corev1.Secret
 	Eventually(func() error {
 		return k8s.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name, env)}, &secret)
 	}).Should(Succeed())
 	set, ok := credentials.SetFromData(secret.Data)
 	Expect(ok).To(BeTrue())
-	c := paygate.New(baseURL, paygate.Credentials{
+	c := paygate.New(base, paygate.Credentials{
 		Environment: string(env), MerchantKey: set.BusinessID, APIKey: set.APIKey, APISecret: set.APISecret,
 	})
 	c.HTTP = &http.Client{Timeout: 30 * time.Second, Transport: openapitest.NewValidatingTransport(GinkgoT(), apiserver.OpenAPIDocument(), http.DefaultTransport)}

@@ -1,0 +1,331 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/events"
+	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/names"
+	"github.com/paygate/paygate/internal/payouts"
+	"github.com/paygate/paygate/internal/phone"
+	"github.com/paygate/paygate/pkg/paygate"
+)
+
+var payoutIDPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// payoutRequest is a validated payout body with its quote.
+type payoutRequest struct {
+	quote   payouts.Quote
+	gateway *paygatev1.Gateway
+}
+
+func (s *Server) previewPayout(w http.ResponseWriter, r *http.Request) {
+	req, apiErr := s.parsePayout(r.Context(), callerFrom(r.Context()))
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
+	q := req.quote
+	body := map[string]any{
+		"amount":         q.Amount.JSONNumber(q.Currency.Scale),
+		"fee":            q.Fee.JSONNumber(q.Currency.Scale),
+		"payable_amount": q.Payable.JSONNumber(q.Currency.Scale),
+		"currency":       q.Currency.Code,
+	}
+	out := map[string]any{"status": "success", "data": body}
+	for k, v := range body { // also at the top level, where the preview's fields are documented
+		out[k] = v
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) createPayout(w http.ResponseWriter, r *http.Request) {
+	s.idempotent(w, r, s.doCreatePayout)
+}
+
+// doCreatePayout validates the request, checks the balance the cache shows, and records the
+// Payout. The balance controller then reserves it (or refuses it) in creation order; the apiserver
+// never moves money.
+func (s *Server) doCreatePayout(ctx context.Context, idemKey string) response {
+	c := callerFrom(ctx)
+	req, apiErr := s.parsePayout(ctx, c)
+	if apiErr != nil {
+		return errorResponse(apiErr)
+	}
+	q := req.quote
+	// With an Idempotency-Key the id derives from the claim of the key (its record's name, UID
+	// and expiry, which every request sharing the claim reads alike), so every replica names the
+	// payout alike and the API server lets one create it, while the key, once expired and claimed
+	// afresh, makes a new payout; without a key the id is random.
+	id := uuid.NewString()
+	if rec := idempotencyRecordFrom(ctx); idemKey != "" && rec != nil {
+		id = names.DeriveUUID(names.PurposePayout, idemKey, string(rec.UID), rec.Spec.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	if avail, err := s.availableBalance(ctx, c, q.Currency); err != nil {
+		return s.serverError("Reading a balance", err)
+	} else if q.Amount.Cmp(avail) > 0 {
+		// A concurrent request with the same Idempotency-Key may have created this payout already,
+		// and the balance may lack exactly its reservation: answer with that payout.
+		if idemKey != "" {
+			existing, err := s.payout(ctx, c, id, true)
+			if err != nil {
+				return s.serverError("Reading a payout", err)
+			}
+			if existing != nil {
+				return s.payoutCreated(existing)
+			}
+		}
+		return errorResponse(&APIError{Status: http.StatusUnprocessableEntity, Label: LabelInsufficientBalance,
+			Message: "The available balance of " + avail.StringFixed(q.Currency.Scale) + " " + q.Currency.Code + " does not cover this payout.",
+			Errors:  map[string][]string{"amount": {"The amount is more than the available balance."}}})
+	}
+	now := s.opts.Clock.Now()
+	p := &paygatev1.Payout{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: id, Namespace: c.merchant.Namespace,
+			Labels: map[string]string{paygatev1.LabelMerchant: c.merchant.Name, paygatev1.LabelEnvironment: string(c.env)},
+		},
+		Spec: paygatev1.PayoutSpec{
+			MerchantRef: paygatev1.MerchantReference{Name: c.merchant.Name}, Environment: c.env,
+			Amount:        paygatev1.Decimal(q.Amount.StringFixed(q.Currency.Scale)),
+			Fee:           paygatev1.Decimal(q.Fee.StringFixed(q.Currency.Scale)),
+			PayableAmount: paygatev1.Decimal(q.Payable.StringFixed(q.Currency.Scale)),
+			Currency:      paygatev1.CurrencyCode(q.Currency.Code),
+			Destination:   c.merchant.Spec.SettlementNumber,
+			Gateway:       req.gateway.Code(),
+			CreatedAt:     metav1.NewMicroTime(now),
+		},
+	}
+	if idemKey != "" {
+		p.Annotations = map[string]string{annotationIdempotencyKey: idemKey}
+	}
+	if err := s.opts.Writer.Create(ctx, p); err != nil {
+		if !apierrors.IsAlreadyExists(err) || idemKey == "" {
+			return s.serverError("Creating a payout", err)
+		}
+		// A concurrent request with the same Idempotency-Key (and the same body: the key's record
+		// refuses another) created it first: answer with that payout.
+		existing, err := s.payout(ctx, c, p.Name, true)
+		if err != nil || existing == nil {
+			return s.serverError("Reading a payout after a concurrent create", errors.Join(err, errors.New("payout not found")))
+		}
+		p = existing
+	}
+	s.opts.Log.Info("Payout requested", "merchant", c.merchant.Name, "environment", c.env, "payout", p.Name,
+		"amount", p.Spec.Amount, "currency", p.Spec.Currency, "destination", phone.Mask(string(p.Spec.Destination)))
+	return s.payoutCreated(p)
+}
+
+// payoutCreated is the answer of a create that recorded p (or found it recorded).
+func (s *Server) payoutCreated(p *paygatev1.Payout) response {
+	rec, err := payoutRecord(p)
+	if err != nil {
+		return s.serverError("Rendering a payout", err)
+	}
+	return jsonResponse(http.StatusOK, map[string]any{"status": "success", "data": rec, "id": rec.ID})
+}
+
+// parsePayout applies the gates, then validates amount, currency_code and destination, and quotes
+// the amount through the disbursing gateway.
+func (s *Server) parsePayout(ctx context.Context, c *caller) (*payoutRequest, *APIError) {
+	if err := payouts.CheckGates(c.merchant); err != nil {
+		return nil, &APIError{Status: http.StatusForbidden, Label: LabelPayoutRejected, Message: err.Error()}
+	}
+	f, apiErr := decodeObject(c.body)
+	if apiErr != nil {
+		return nil, apiErr
+	}
+	v := validation{}
+	cur, err := payouts.SettlementCurrency(c.merchant)
+	if err != nil {
+		return nil, &APIError{Status: http.StatusForbidden, Label: LabelPayoutRejected,
+			Message: "The settlement number's currency is not enabled for this business; ask the platform team."}
+	}
+	if code, ok := f.str(v, "currency_code"); ok && code != "" && code != cur.Code {
+		v.add("currency_code", "Payouts go to the settlement number in %s; the currency_code must be %s.", cur.Code, cur.Code)
+	}
+	if dest, ok := f.str(v, "destination"); ok && dest != "" && !payouts.SameDestination(c.merchant, dest) {
+		v.add("destination", "The destination must be the approved settlement number.")
+	}
+	var amount money.Amount
+	if raw, ok := f["amount"]; !ok {
+		v.add("amount", "The amount field is required.")
+	} else if a, err := money.ParseJSONNumber(raw); err != nil || a.IsZero() {
+		v.add("amount", "The amount must be a positive decimal number.")
+	} else if err := money.ValidateForCurrency(a, cur); err != nil {
+		v.add("amount", "The amount has too many decimal places for %s.", cur.Code)
+	} else {
+		amount = a
+	}
+	if len(v) > 0 {
+		return nil, validationError(v)
+	}
+	gw, err := s.disbursingGateway(ctx, paygatev1.CurrencyCode(cur.Code), c.env)
+	if err != nil {
+		return nil, s.serverError("Listing gateways", err).err
+	}
+	if gw == nil {
+		return nil, &APIError{Status: http.StatusUnprocessableEntity, Label: LabelNoPayoutMethod,
+			Message: "No payout method is available for " + cur.Code + "."}
+	}
+	q, err := payouts.NewQuote(amount, cur, gw)
+	switch {
+	case errors.Is(err, payouts.ErrBelowMinimum), errors.Is(err, payouts.ErrAboveMaximum):
+		return nil, &APIError{Status: http.StatusUnprocessableEntity, Label: LabelInvalidAmount,
+			Message: "The amount is " + err.Error() + ".", Errors: map[string][]string{"amount": {"The amount is " + err.Error() + "."}}}
+	case err != nil:
+		s.opts.Log.Error(err, "Quoting a payout", "gateway", gw.Name)
+		return nil, &APIError{Status: http.StatusUnprocessableEntity, Label: LabelNoPayoutMethod,
+			Message: "No payout method is available for " + cur.Code + "."}
+	}
+	return &payoutRequest{quote: q, gateway: gw}, nil
+}
+
+// disbursingGateway finds the gateway that pays out currency, reading past the cache before
+// refusing on its word.
+func (s *Server) disbursingGateway(ctx context.Context, currency paygatev1.CurrencyCode, env paygatev1.Environment) (*paygatev1.Gateway, error) {
+	for _, reader := range []client.Reader{s.opts.Cache, s.opts.APIReader} {
+		var list paygatev1.GatewayList
+		if err := reader.List(ctx, &list); err != nil {
+			return nil, err
+		}
+		if g := payouts.DisbursingGateway(list.Items, currency, env); g != nil {
+			return g, nil
+		}
+	}
+	return nil, nil
+}
+
+// availableBalance is what the cached Balance says the caller may still pay out in currency.
+func (s *Server) availableBalance(ctx context.Context, c *caller, cur money.Currency) (money.Amount, error) {
+	var b paygatev1.Balance
+	err := s.opts.Cache.Get(ctx, client.ObjectKey{Namespace: c.merchant.Namespace, Name: paygatev1.BalanceName(c.merchant.Name, c.env)}, &b)
+	if apierrors.IsNotFound(err) {
+		return money.Amount{}, nil
+	}
+	if err != nil {
+		return money.Amount{}, err
+	}
+	for _, cb := range b.Status.Currencies {
+		if string(cb.Currency) == cur.Code {
+			return money.ParseAmount(string(cb.Available))
+		}
+	}
+	return money.Amount{}, nil
+}
+
+// payout reads one of the caller's payouts (cache first, then live; live only when asked). A
+// payout of another merchant or environment, or an id that is not a UUID, is not found.
+func (s *Server) payout(ctx context.Context, c *caller, id string, live bool) (*paygatev1.Payout, error) {
+	if !payoutIDPattern.MatchString(id) {
+		return nil, nil
+	}
+	key := client.ObjectKey{Namespace: c.merchant.Namespace, Name: id}
+	p := &paygatev1.Payout{}
+	var err error
+	if !live {
+		err = s.opts.Cache.Get(ctx, key, p)
+	}
+	if live || apierrors.IsNotFound(err) {
+		err = s.opts.APIReader.Get(ctx, key, p)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.Spec.MerchantRef.Name != c.merchant.Name || p.Spec.Environment != c.env {
+		return nil, nil
+	}
+	return p, nil
+}
+
+func (s *Server) getPayout(w http.ResponseWriter, r *http.Request) {
+	p, err := s.payout(r.Context(), callerFrom(r.Context()), r.PathValue("id"), false)
+	if err != nil {
+		s.serverError("Reading a payout", err).write(w)
+		return
+	}
+	if p == nil {
+		writeError(w, &APIError{Status: http.StatusNotFound, Label: LabelNotFound, Message: "Payout not found."})
+		return
+	}
+	rec, err := payoutRecord(p)
+	if err != nil {
+		s.serverError("Rendering a payout", err).write(w)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "success", "data": rec})
+}
+
+var payoutStatuses = []string{string(paygatev1.PayoutPending), string(paygatev1.PayoutProcessing), string(paygatev1.PayoutSuccess), string(paygatev1.PayoutFailed)}
+
+func (s *Server) listPayouts(w http.ResponseWriter, r *http.Request) {
+	c := callerFrom(r.Context())
+	q := r.URL.Query()
+	v := validation{}
+	limit := queryInt(v, q.Get("limit"), "limit", defaultListLimit, 1, maxListLimit)
+	offset := queryInt(v, q.Get("offset"), "offset", 0, 0, 1_000_000)
+	status := q.Get("status")
+	if status != "" && !slices.Contains(payoutStatuses, status) {
+		v.add("status", "The status must be pending, processing, success or failed.")
+	}
+	if len(v) > 0 {
+		writeError(w, validationError(v))
+		return
+	}
+	var list paygatev1.PayoutList
+	if err := s.opts.Cache.List(r.Context(), &list, client.InNamespace(c.merchant.Namespace),
+		client.MatchingLabels{paygatev1.LabelMerchant: c.merchant.Name, paygatev1.LabelEnvironment: string(c.env)}); err != nil {
+		s.serverError("Listing payouts", err).write(w)
+		return
+	}
+	items := list.Items[:0]
+	for _, p := range list.Items {
+		if p.Spec.MerchantRef.Name == c.merchant.Name && p.Spec.Environment == c.env && (status == "" || string(p.Phase()) == status) {
+			items = append(items, p)
+		}
+	}
+	// Newest first; the id breaks ties so pages are stable.
+	slices.SortFunc(items, func(a, b paygatev1.Payout) int {
+		if c := b.Spec.CreatedAt.Compare(a.Spec.CreatedAt.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	page := []paygate.Payout{}
+	for i := offset; i < len(items) && i < offset+limit; i++ {
+		rec, err := payoutRecord(&items[i])
+		if err != nil {
+			s.serverError("Rendering a payout", err).write(w)
+			return
+		}
+		page = append(page, rec)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"status":     "success",
+		"data":       page,
+		"pagination": map[string]int{"limit": limit, "offset": offset, "total": len(items), "count": len(page)},
+	})
+}
+
+// payoutRecord is the payout as the API shows it (docs/api.md, Payouts): the same record its
+// payout.* webhook carries. A stored amount that cannot be rendered exactly is an error, never a
+// wrong amount.
+func payoutRecord(p *paygatev1.Payout) (paygate.Payout, error) { return events.NewPayoutData(p) }

@@ -1,0 +1,180 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package controllers
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/payouts"
+)
+
+// Ledger is one pass's view of a merchant's money in one environment (docs/ledger.md): the
+// balance to store, and the payouts the pass decided.
+type Ledger struct {
+	// Status is the Balance status to store (without conditions).
+	Status paygatev1.BalanceStatus
+	// Reserve are the pending payouts the balance covers, newly reserved, in creation order.
+	Reserve []string
+	// Reject are the pending payouts it does not cover: they fail with INSUFFICIENT_BALANCE.
+	Reject []string
+	// Mirror are reserved payouts whose own reservedAt is not written yet (a pass that stopped
+	// between the Balance and the payout): the pass writes it.
+	Mirror []string
+}
+
+// ComputeLedger derives a merchant's balance in env from its payments and payouts and the
+// reservations the Balance held, and decides the pending payouts:
+//
+//	available = settled net payments - paid-out payouts - reserved payouts
+//
+// A reservation stays until its payout succeeds (it then counts as paid out) or fails (it is
+// released: a failed payout counts nowhere, so its release happens exactly once). Pending payouts
+// are decided in creation order (spec.createdAt, then name): reserved while the balance covers
+// them, rejected when it does not, and left pending while payouts.MaxOpenReservations are open.
+// A reservation whose payout the cache does not show stays counted: money is never released on
+// the word of a missing object.
+func ComputeLedger(merchant string, env paygatev1.Environment, payments []paygatev1.Payment, pos []paygatev1.Payout, held []paygatev1.PayoutReservation) (Ledger, error) {
+	settled := map[paygatev1.CurrencyCode]money.Amount{}
+	counts := map[paygatev1.CurrencyCode]int64{}
+	var observed int64
+	for _, p := range payments {
+		if p.Spec.MerchantRef.Name != merchant || p.Spec.Environment != env {
+			continue
+		}
+		observed++
+		if p.Status.Phase != paygatev1.PaymentSuccess {
+			continue
+		}
+		net, err := money.ParseAmount(string(p.Status.NetAmount))
+		if err != nil {
+			return Ledger{}, fmt.Errorf("payment %s has an unreadable net amount %q: %w", p.Name, p.Status.NetAmount, err)
+		}
+		settled[p.Spec.Currency] = settled[p.Spec.Currency].Add(net)
+		counts[p.Spec.Currency]++
+	}
+
+	byName := map[string]*paygatev1.Payout{}
+	for i := range pos {
+		if p := &pos[i]; p.Spec.MerchantRef.Name == merchant && p.Spec.Environment == env {
+			byName[p.Name] = p
+		}
+	}
+	amountOf := func(p *paygatev1.Payout) (money.Amount, error) {
+		a, err := money.ParseAmount(string(p.Spec.Amount))
+		if err != nil {
+			return money.Amount{}, fmt.Errorf("payout %s has an unreadable amount %q: %w", p.Name, p.Spec.Amount, err)
+		}
+		return a, nil
+	}
+
+	var led Ledger
+	paid := map[paygatev1.CurrencyCode]money.Amount{}
+	reserved := map[paygatev1.CurrencyCode]money.Amount{}
+	kept := map[string]paygatev1.PayoutReservation{}
+	for _, r := range held {
+		p, ok := byName[r.Payout]
+		if ok && p.Terminal() {
+			continue // paid out (counted below) or failed (released)
+		}
+		kept[r.Payout] = r
+		if ok && p.Status.ReservedAt == nil {
+			led.Mirror = append(led.Mirror, p.Name)
+		}
+	}
+	for _, p := range byName {
+		switch {
+		case p.Status.Phase == paygatev1.PayoutSuccess:
+			a, err := amountOf(p)
+			if err != nil {
+				return Ledger{}, err
+			}
+			paid[p.Spec.Currency] = paid[p.Spec.Currency].Add(a)
+		case p.Reserved():
+			// Reserved by an earlier pass whose Balance was lost: rebuild the reservation.
+			if _, ok := kept[p.Name]; !ok {
+				kept[p.Name] = paygatev1.PayoutReservation{Payout: p.Name, Currency: p.Spec.Currency, Amount: p.Spec.Amount}
+			}
+		}
+	}
+	for _, r := range kept {
+		a, err := money.ParseAmount(string(r.Amount))
+		if err != nil {
+			return Ledger{}, fmt.Errorf("reservation of payout %s has an unreadable amount %q: %w", r.Payout, r.Amount, err)
+		}
+		reserved[r.Currency] = reserved[r.Currency].Add(a)
+	}
+	available := map[paygatev1.CurrencyCode]money.Amount{}
+	currencies := map[paygatev1.CurrencyCode]bool{}
+	for _, m := range []map[paygatev1.CurrencyCode]money.Amount{settled, paid, reserved} {
+		for c := range m {
+			currencies[c] = true
+		}
+	}
+	for c := range currencies {
+		out := paid[c].Add(reserved[c])
+		if out.Cmp(settled[c]) > 0 {
+			return Ledger{}, fmt.Errorf("the payouts of %s (%s) exceed its settled payments (%s)", c, out, settled[c])
+		}
+		available[c], _ = settled[c].Sub(out)
+	}
+
+	// Decide the pending payouts in creation order.
+	var pending []*paygatev1.Payout
+	for _, p := range byName {
+		if _, ok := kept[p.Name]; !ok && p.Phase() == paygatev1.PayoutPending && p.Status.ReservedAt == nil {
+			pending = append(pending, p)
+		}
+	}
+	slices.SortFunc(pending, func(a, b *paygatev1.Payout) int {
+		return cmp.Or(a.Spec.CreatedAt.Compare(b.Spec.CreatedAt.Time), strings.Compare(a.Name, b.Name))
+	})
+	for _, p := range pending {
+		if len(kept) >= payouts.MaxOpenReservations {
+			break // the rest wait for earlier payouts to finish
+		}
+		a, err := amountOf(p)
+		if err != nil {
+			return Ledger{}, err
+		}
+		c := p.Spec.Currency
+		if a.Cmp(available[c]) > 0 {
+			led.Reject = append(led.Reject, p.Name)
+			continue
+		}
+		available[c], _ = available[c].Sub(a)
+		reserved[c] = reserved[c].Add(a)
+		currencies[c] = true
+		kept[p.Name] = paygatev1.PayoutReservation{Payout: p.Name, Currency: c, Amount: p.Spec.Amount}
+		led.Reserve = append(led.Reserve, p.Name)
+	}
+
+	led.Status.ObservedPayments = observed
+	for c := range currencies {
+		cur, _ := money.LookupCurrency(string(c))
+		led.Status.Currencies = append(led.Status.Currencies, paygatev1.CurrencyBalance{
+			Currency:        c,
+			Available:       paygatev1.Decimal(available[c].StringFixed(cur.Scale)),
+			Settled:         paygatev1.Decimal(settled[c].StringFixed(cur.Scale)),
+			Reserved:        paygatev1.Decimal(reserved[c].StringFixed(cur.Scale)),
+			PaidOut:         paygatev1.Decimal(paid[c].StringFixed(cur.Scale)),
+			SettledPayments: counts[c],
+		})
+	}
+	slices.SortFunc(led.Status.Currencies, func(a, b paygatev1.CurrencyBalance) int {
+		return strings.Compare(string(a.Currency), string(b.Currency))
+	})
+	for _, r := range kept {
+		led.Status.PayoutReservations = append(led.Status.PayoutReservations, r)
+	}
+	slices.SortFunc(led.Status.PayoutReservations, func(a, b paygatev1.PayoutReservation) int {
+		return strings.Compare(a.Payout, b.Payout)
+	})
+	slices.Sort(led.Mirror)
+	return led, nil
+}
