@@ -217,7 +217,11 @@ func (r *PayoutReconciler) applyResolution(_ context.Context, s *payoutScope) (c
 	p := s.payout
 	a := p.Status.Attempt
 	verdict := p.Annotations[paygatev1.AnnotationResolvePayout]
-	if p.Terminal() || a == nil || (a.Phase != paygatev1.AttemptPending && a.Phase != paygatev1.AttemptAmbiguous) || verdict == "" {
+	// An attempt the provider has answered (Pending, Ambiguous) may be resolved; one it never
+	// answered (Initiating: it may be down) only once the payout asked an operator to check.
+	resolvable := a != nil && (a.Phase == paygatev1.AttemptPending || a.Phase == paygatev1.AttemptAmbiguous ||
+		(a.Phase == paygatev1.AttemptInitiating && meta.IsStatusConditionTrue(p.Status.Conditions, paygatev1.ConditionAmbiguousTooLong)))
+	if p.Terminal() || !resolvable || verdict == "" {
 		return ctrl.Result{}, nil
 	}
 	switch verdict {
@@ -243,7 +247,7 @@ func (r *PayoutReconciler) applyResolution(_ context.Context, s *payoutScope) (c
 func (r *PayoutReconciler) watchAmbiguity(_ context.Context, s *payoutScope) (ctrl.Result, error) {
 	p := s.payout
 	a := p.Status.Attempt
-	if a == nil || a.AmbiguousSince == nil || p.Terminal() || !attemptInFlight(a.Phase) {
+	if a == nil || p.Terminal() || !attemptInFlight(a.Phase) {
 		if meta.FindStatusCondition(p.Status.Conditions, paygatev1.ConditionAmbiguousTooLong) != nil {
 			reason, msg := ReasonAnsweredInTime, "The provider gave a final answer"
 			if s.resolvedByOperator {
@@ -254,7 +258,13 @@ func (r *PayoutReconciler) watchAmbiguity(_ context.Context, s *payoutScope) (ct
 		}
 		return ctrl.Result{}, nil
 	}
-	left := a.AmbiguousSince.Add(r.ambiguousAfter()).Sub(s.now)
+	// Unresolved since the provider first left it open, or, for an attempt it never answered (it
+	// is down, or the gateway is gone), since the attempt was recorded.
+	since := a.StartedAt
+	if a.AmbiguousSince != nil {
+		since = *a.AmbiguousSince
+	}
+	left := since.Add(r.ambiguousAfter()).Sub(s.now)
 	if left > 0 {
 		return ctrl.Result{RequeueAfter: left}, nil
 	}

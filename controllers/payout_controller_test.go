@@ -663,6 +663,32 @@ var _ = Describe("Payouts", func() {
 			expectLedgerInvariant(ns, m.Name, paygatev1.EnvironmentProduction)
 		})
 
+		It("asks an operator about a disbursement the provider never answered, and lets them end it only then", func() {
+			settle(ns, paygatev1.EnvironmentProduction, gw, 1, "20000")
+			fake.Fail(http.StatusServiceUnavailable)
+			DeferCleanup(fake.Recover)
+			p := newPayout(m, paygatev1.EnvironmentProduction, "2000.00", gw)
+			Expect(k8s.Create(ctx, p)).To(Succeed())
+			Eventually(func(g Gomega) {
+				a := getPayout(g, p).Status.Attempt
+				g.Expect(a).NotTo(BeNil())
+				g.Expect(a.Phase).To(Equal(paygatev1.AttemptInitiating))
+			}).Should(Succeed())
+			// Too early: the attempt was never answered and no operator was asked yet.
+			annotatePayout(p, paygatev1.AnnotationResolvePayout, "failed")
+			Consistently(func(g Gomega) {
+				g.Expect(getPayout(g, p).Status.Phase).To(Equal(paygatev1.PayoutProcessing))
+			}, "2s").Should(Succeed())
+
+			clock.Step(payoutAmbiguousAfter + time.Second)
+			touchPayout(p)
+			done := waitPayout(p, paygatev1.PayoutFailed)
+			Expect(done.Status.Reason).To(Equal(string(paygatev1.PayoutResolvedFailed)))
+			Expect(meta.FindStatusCondition(done.Status.Conditions, paygatev1.ConditionAmbiguousTooLong)).NotTo(BeNil())
+			fake.Recover()
+			expectLedgerInvariant(ns, m.Name, paygatev1.EnvironmentProduction)
+		})
+
 		It("fails a payout whose gate closed after it was accepted, moving no money", func() {
 			settle(ns, paygatev1.EnvironmentProduction, gw, 1, "20000")
 			setMerchant := func(change func(*paygatev1.Merchant)) {
