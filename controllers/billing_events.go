@@ -1,0 +1,142 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	webhookevents "github.com/paygate/paygate/internal/events"
+	"github.com/paygate/paygate/internal/metrics"
+)
+
+// announce stores the subscription's status, then sends the events of what is stored: the
+// subscription's creation, suspension and cancellation, and the latest invoice's creation,
+// payment and failed charge. Event names derive from their occurrence, so each is sent once.
+func (r *SubscriptionReconciler) announce(ctx context.Context, s *subscriptionScope) (ctrl.Result, error) {
+	sub := s.sub
+	if err := r.saveSubscription(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
+	if s.merchant == nil {
+		return ctrl.Result{}, nil // events wait for the merchant, whose URL they may go to
+	}
+	errs := []error{r.subscriptionEvent(ctx, s, webhookevents.SubscriptionCreated, "")}
+	switch sub.Phase() {
+	case paygatev1.SubscriptionSuspended:
+		errs = append(errs, r.subscriptionEvent(ctx, s, webhookevents.SubscriptionSuspended, strconv.FormatInt(int64(sub.Status.ResumedSequence), 10)))
+	case paygatev1.SubscriptionCancelled:
+		errs = append(errs, r.subscriptionEvent(ctx, s, webhookevents.SubscriptionCancelled, ""))
+	}
+	if inv := s.invoice; inv != nil {
+		errs = append(errs, r.invoiceEvent(ctx, s, webhookevents.InvoiceCreated, nil))
+		if inv.Status.Phase == paygatev1.InvoicePaid {
+			paying, err := r.payingCharge(ctx, s)
+			if err == nil {
+				err = r.invoiceEvent(ctx, s, webhookevents.InvoicePaid, paying)
+			}
+			errs = append(errs, err)
+		}
+		// A failed charge's event once the invoice records the failure (settleCharges did, unless
+		// the plan is missing: then it waits).
+		if p := s.latest; p != nil && p.Status.Phase == paygatev1.PaymentFailed && s.blocked == "" &&
+			(inv.Status.Phase == paygatev1.InvoicePaymentFailed || inv.Status.Phase == paygatev1.InvoiceVoid) {
+			errs = append(errs, r.invoiceEvent(ctx, s, webhookevents.InvoicePaymentFailed, p))
+		}
+	}
+	return ctrl.Result{}, errors.Join(errs...)
+}
+
+// payingCharge is the charge that paid the invoice.
+func (r *SubscriptionReconciler) payingCharge(ctx context.Context, s *subscriptionScope) (*paygatev1.Payment, error) {
+	inv := s.invoice
+	for _, p := range s.charges {
+		if p != nil && p.Name == inv.Status.PaidPayment {
+			return p, nil
+		}
+	}
+	p := &paygatev1.Payment{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: inv.Namespace, Name: inv.Status.PaidPayment}, p); err != nil {
+		return nil, fmt.Errorf("reading charge %s that paid invoice %s: %w", inv.Status.PaidPayment, inv.Name, err)
+	}
+	return p, nil
+}
+
+func (r *SubscriptionReconciler) subscriptionEvent(ctx context.Context, s *subscriptionScope, eventType, occurrence string) error {
+	sub := s.sub
+	_, err := r.emit(ctx, s, "Subscription", sub, eventType, occurrence, func() (any, error) {
+		reason := ""
+		if s.invoice != nil {
+			reason = s.invoice.Status.LastFailureReason
+		}
+		return webhookevents.NewSubscriptionData(webhookevents.SubscriptionEvent{Type: eventType, Subscription: sub, Location: s.location(), Reason: reason})
+	})
+	return err
+}
+
+func (r *SubscriptionReconciler) invoiceEvent(ctx context.Context, s *subscriptionScope, eventType string, charge *paygatev1.Payment) error {
+	inv, occurrence := s.invoice, ""
+	if eventType == webhookevents.InvoicePaymentFailed {
+		occurrence = string(charge.UID) // one per failed charge
+	}
+	created, err := r.emit(ctx, s, "Invoice", inv, eventType, occurrence, func() (any, error) {
+		return webhookevents.NewInvoiceData(webhookevents.InvoiceEvent{Type: eventType, Invoice: inv, Charge: charge, Location: s.location()})
+	})
+	if created && charge != nil {
+		// Charges send no payment.* event; they are counted where their invoice event is born,
+		// once per charge, as payments are where theirs is.
+		metrics.PaymentsSettled.WithLabelValues(string(charge.Spec.Environment), string(charge.Status.Phase), charge.Status.Reason).Inc()
+	}
+	return err
+}
+
+// emit creates the WebhookDelivery of an occurrence unless it exists, to the subscription's
+// webhookURL, else the merchant's default URL of the environment. It reports whether it created it.
+func (r *SubscriptionReconciler) emit(ctx context.Context, s *subscriptionScope, kind string, obj client.Object, eventType, occurrence string, build func() (any, error)) (bool, error) {
+	uid := string(obj.GetUID())
+	name := webhookevents.DeliveryName(uid, eventType)
+	if occurrence != "" {
+		name = webhookevents.OccurrenceDeliveryName(uid, eventType, occurrence)
+	}
+	existing := &paygatev1.WebhookDelivery{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, existing); err == nil || !apierrors.IsNotFound(err) {
+		return false, client.IgnoreNotFound(err)
+	}
+	data, err := build()
+	if err != nil {
+		// Never an event with a wrong amount: the error is logged and retried with backoff.
+		return false, fmt.Errorf("building the %s event of %s: %w", eventType, obj.GetName(), err)
+	}
+	sub := s.sub
+	target := sub.Spec.WebhookURL
+	if target == "" && s.merchant != nil {
+		target = s.merchant.Spec.WebhookURLs.Sandbox
+		if sub.Spec.Environment == paygatev1.EnvironmentProduction {
+			target = s.merchant.Spec.WebhookURLs.Production
+		}
+	}
+	d, err := webhookevents.NewDelivery(webhookevents.Source{Kind: kind, Object: obj, Merchant: sub.Spec.MerchantRef.Name,
+		Env: sub.Spec.Environment, TargetURL: target, Occurrence: occurrence}, eventType, data, r.Clock.Now())
+	if err != nil {
+		return false, err
+	}
+	if err := controllerutil.SetOwnerReference(obj, d, r.Scheme()); err != nil {
+		return false, err
+	}
+	if err := r.Create(ctx, d); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("creating the %s event of %s: %w", eventType, obj.GetName(), err)
+	}
+	return true, nil
+}
