@@ -4,13 +4,17 @@
 package apiserver
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	testingclock "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
@@ -289,4 +293,132 @@ func TestOpenAPIBillingExchanges(t *testing.T) {
 func isAPIError(err error, status int, label string) bool {
 	e, ok := err.(*paygate.Error)
 	return ok && e.StatusCode == status && e.Label == label
+}
+
+// clearStoredResponses takes the fixture back to the moment before the first request with each
+// Idempotency-Key stored its answer: a retry then runs the create again.
+func (f *exchangeFixture) clearStoredResponses(t *testing.T) {
+	t.Helper()
+	var keys paygatev1.IdempotencyKeyList
+	if err := f.k8s.List(t.Context(), &keys); err != nil {
+		t.Fatal(err)
+	}
+	for i := range keys.Items {
+		keys.Items[i].Spec.Response = nil
+		if err := f.k8s.Update(t.Context(), &keys.Items[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBillingRetryWhileTheFirstIsInFlight: a request that repeats an Idempotency-Key after the
+// first created its plan or subscription, but before it stored its answer, meets the object the
+// first made: it answers with it (same plan, same subscription id and consent), never 409
+// DUPLICATE_PLAN_CODE and never a second subscription.
+func TestBillingRetryWhileTheFirstIsInFlight(t *testing.T) {
+	f := newExchangeFixture(t)
+	ctx := t.Context()
+	c := f.client(openapitest.NewValidator(t, openAPIDocument, nil), f.duka)
+	planReq := paygate.PlanRequest{Code: "gold-monthly", Name: "Gold", Amount: "15000", CurrencyCode: "TZS", Interval: "month"}
+	if _, err := c.CreatePlan(ctx, planReq, "plan-1"); err != nil {
+		t.Fatal(err)
+	}
+	subReq := paygate.SubscriptionRequest{PlanCode: "gold-monthly", CustomerPhone: "0712345678", TermsShown: "TZS 15,000 a month."}
+	first, err := c.CreateSubscription(ctx, subReq, "sub-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clearStoredResponses(t)
+
+	if plan, err := c.CreatePlan(ctx, planReq, "plan-1"); err != nil || plan.Code != "gold-monthly" {
+		t.Errorf("the plan retry: %+v, %v", plan, err)
+	}
+	again, err := c.CreateSubscription(ctx, subReq, "sub-1")
+	if err != nil {
+		t.Fatalf("the subscription retry: %v", err)
+	}
+	if again.ID != first.ID || again.Consent != first.Consent {
+		t.Errorf("the retry answered %+v, the first %+v", again, first)
+	}
+	if plans, subs := f.billingObjects(t); plans != 1 || subs != 1 {
+		t.Errorf("%d plans and %d subscriptions, want 1 and 1", plans, subs)
+	}
+	// Without the key, the same code is a duplicate.
+	if _, err := c.CreatePlan(ctx, planReq, "plan-2"); !isAPIError(err, 409, LabelDuplicatePlanCode) {
+		t.Errorf("another key for the same code: %v", err)
+	}
+}
+
+// TestSubscriptionIdempotencyKeyExpires: after 24 hours an Idempotency-Key is forgotten
+// (docs/api.md, Idempotency), so it subscribes the customer again instead of answering with the
+// old subscription.
+func TestSubscriptionIdempotencyKeyExpires(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Now())
+	f := newExchangeFixture(t, func(o *Options) { o.Clock, o.Writer = clk, uidWriter{o.Writer} })
+	c := paygate.New(f.srv.URL, f.duka)
+	c.Now = clk.Now
+	ctx := t.Context()
+	if _, err := c.CreatePlan(ctx, paygate.PlanRequest{Code: "daily", Name: "Daily", Amount: "500", CurrencyCode: "TZS", Interval: "day"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	req := paygate.SubscriptionRequest{PlanCode: "daily", CustomerPhone: "0712345678", TermsShown: "TZS 500 a day."}
+	first, err := c.CreateSubscription(ctx, req, "signup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(25 * time.Hour)
+	second, err := c.CreateSubscription(ctx, req, "signup")
+	if err != nil {
+		t.Fatalf("the key after 24 hours: %v", err)
+	}
+	if second.ID == first.ID || second.Consent.RecordedAt == first.Consent.RecordedAt {
+		t.Errorf("the key after 24 hours answered %+v, the first subscription was %s", second, first.ID)
+	}
+	if _, subs := f.billingObjects(t); subs != 2 {
+		t.Errorf("%d subscriptions, want 2", subs)
+	}
+}
+
+// uidWriter gives every object it creates a fresh UID, as the Kubernetes API server does (the
+// fake client leaves it empty): a subscription's id derives from its key record's UID.
+type uidWriter struct{ client.Writer }
+
+func (w uidWriter) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	if obj.GetUID() == "" {
+		obj.SetUID(types.UID(uuid.NewString()))
+	}
+	return w.Writer.Create(ctx, obj, opts...)
+}
+
+// TestABadStoredBillingAmountIsAServerError: a plan or invoice amount the currency cannot hold
+// (written with kubectl) is never shown rounded: reads answer SERVER_ERROR, and nobody can
+// subscribe to such a plan.
+func TestABadStoredBillingAmountIsAServerError(t *testing.T) {
+	f := newExchangeFixture(t)
+	ctx := t.Context()
+	plan := &paygatev1.BillingPlan{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "duka.sandbox.odd",
+			Labels: map[string]string{paygatev1.LabelMerchant: "duka", paygatev1.LabelEnvironment: "sandbox"}},
+		Spec: paygatev1.BillingPlanSpec{MerchantRef: paygatev1.MerchantReference{Name: "duka"}, Environment: paygatev1.EnvironmentSandbox,
+			Code: "odd", Name: "Odd", Amount: "1500.555", Currency: "TZS", Interval: paygatev1.IntervalMonth, IntervalCount: 1},
+	}
+	if err := f.k8s.Create(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	c := paygate.New(f.srv.URL, f.duka)
+	for what, call := range map[string]func() error{
+		"get":  func() error { _, err := c.GetPlan(ctx, "odd"); return err },
+		"list": func() error { _, err := c.ListPlans(ctx, paygate.BillingListOptions{}); return err },
+	} {
+		if err := call(); !isAPIError(err, http.StatusInternalServerError, LabelServerError) {
+			t.Errorf("%s: %v, want a 500 %s", what, err, LabelServerError)
+		}
+	}
+	_, err := c.CreateSubscription(ctx, paygate.SubscriptionRequest{PlanCode: "odd", CustomerPhone: "0712345678", TermsShown: "Odd."}, "")
+	if e, ok := err.(*paygate.Error); !ok || e.StatusCode != 422 || len(e.Errors["plan_code"]) == 0 {
+		t.Errorf("subscribing to the odd plan: %v", err)
+	}
+	if _, subs := f.billingObjects(t); subs != 0 {
+		t.Errorf("%d subscriptions, want none", subs)
+	}
 }
