@@ -12,8 +12,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -105,8 +107,16 @@ var _ = Describe("Billing resources the API server rejects", func() {
 		Expect(k8s.Create(ctx, obj)).To(Succeed())
 		deleteAfter(obj)
 	}
+	// The billing controllers write status meanwhile: an update that lost that race (a conflict)
+	// is made again on the stored resourceVersion, so the API server judges the change itself.
 	expectUpdateRejected := func(obj client.Object, message string) {
 		err := k8s.Update(ctx, obj)
+		for i := 0; apierrors.IsConflict(err) && i < 10; i++ {
+			stored := obj.DeepCopyObject().(client.Object)
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(obj), stored)).To(Succeed())
+			obj.SetResourceVersion(stored.GetResourceVersion())
+			err = k8s.Update(ctx, obj)
+		}
 		Expect(err).To(HaveOccurred(), "expected the API server to refuse the change")
 		Expect(err.Error()).To(ContainSubstring(message))
 	}
@@ -234,11 +244,13 @@ var _ = Describe("Billing resources the API server rejects", func() {
 		expectUpdateRejected(changed, "a billing plan's merchantRef, environment and code are immutable")
 
 		By("changing what may change")
-		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(p), changed)).To(Succeed())
-		changed.Spec.Name, changed.Spec.Description = "Gold (renamed)", "Now with more gold."
-		changed.Spec.ChargingWindow = paygatev1.ChargingWindow{Start: "09:00", End: "18:30", TimeZone: "Africa/Nairobi"}
-		changed.Spec.Dunning = paygatev1.DunningPolicy{RetryAfterDays: []int32{2}, MaxFailures: 3}
-		Expect(k8s.Update(ctx, changed)).To(Succeed())
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(p), changed)).To(Succeed())
+			changed.Spec.Name, changed.Spec.Description = "Gold (renamed)", "Now with more gold."
+			changed.Spec.ChargingWindow = paygatev1.ChargingWindow{Start: "09:00", End: "18:30", TimeZone: "Africa/Nairobi"}
+			changed.Spec.Dunning = paygatev1.DunningPolicy{RetryAfterDays: []int32{2}, MaxFailures: 3}
+			return k8s.Update(ctx, changed)
+		})).To(Succeed())
 	})
 
 	DescribeTable("subscriptions",
@@ -325,10 +337,12 @@ var _ = Describe("Billing resources the API server rejects", func() {
 		s := subscription(ns)
 		create(s)
 		update := func(change func(*paygatev1.Subscription)) error {
-			cur := &paygatev1.Subscription{}
-			Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s), cur)).To(Succeed())
-			change(cur)
-			return k8s.Update(ctx, cur)
+			return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				cur := &paygatev1.Subscription{}
+				Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s), cur)).To(Succeed())
+				change(cur)
+				return k8s.Update(ctx, cur)
+			})
 		}
 		Expect(update(func(s *paygatev1.Subscription) { s.Spec.TestClock = &paygatev1.TestClock{OffsetSeconds: 86400} })).To(Succeed())
 		Expect(update(func(s *paygatev1.Subscription) { s.Spec.TestClock.OffsetSeconds = 3600 })).To(

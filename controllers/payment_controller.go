@@ -429,7 +429,9 @@ func (r *PaymentReconciler) checkLateSettlement(ctx context.Context, patch *stat
 // and the event type (an event an earlier version created keeps its own name).
 func (r *PaymentReconciler) emitEvent(ctx context.Context, p *paygatev1.Payment) error {
 	eventType, ok := webhookevents.PaymentEventType(p)
-	if !ok {
+	if !ok || p.Labels[paygatev1.LabelInvoice] != "" {
+		// An invoice's charge sends no payment.* event: the merchant hears of it through
+		// invoice.paid or invoice.payment_failed, which carry its trx_id (docs/billing.md, Events).
 		return nil
 	}
 	for _, name := range webhookevents.DeliveryNames(string(p.UID), eventType) {

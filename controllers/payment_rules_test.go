@@ -176,7 +176,8 @@ func (stuckProvider) Push(context.Context, provider.PushRequest) (provider.Resul
 
 // TestEventIsEmittedOnce: a settled payment gets one event, under its derived name; an event an
 // earlier version created under the name it gave events is found, not sent again; a stored amount
-// that cannot be rendered exactly gives no event (and an error, so the pass is retried).
+// that cannot be rendered exactly gives no event (and an error, so the pass is retried); an
+// invoice's charge gives none at all.
 func TestEventIsEmittedOnce(t *testing.T) {
 	settled := func(p *paygatev1.Payment) {
 		p.Status = paygatev1.PaymentStatus{Phase: paygatev1.PaymentSuccess, Fee: "37.50", NetAmount: "1462.50", SettledAt: &metav1.MicroTime{Time: rulesNow}}
@@ -194,6 +195,13 @@ func TestEventIsEmittedOnce(t *testing.T) {
 		{"new event", rulesPayment(settled), nil, []string{webhookevents.DeliveryName("uid-1", webhookevents.PaymentCompleted)}, false},
 		{"event of an earlier version", rulesPayment(settled), []client.Object{legacy}, []string{legacyName}, false},
 		{"a bad stored amount: no event", rulesPayment(settled, func(p *paygatev1.Payment) { p.Spec.Amount = "1500.555" }), nil, nil, true},
+		{"an invoice's charge: no payment event (docs/billing.md, Events)", rulesPayment(settled, func(p *paygatev1.Payment) {
+			p.Labels = map[string]string{paygatev1.LabelInvoice: "inv-qj33hpibayoahnbujh4loofg-1"}
+		}), nil, nil, false},
+		{"an invoice's failed charge: no payment event", rulesPayment(func(p *paygatev1.Payment) {
+			p.Labels = map[string]string{paygatev1.LabelInvoice: "inv-qj33hpibayoahnbujh4loofg-1"}
+			p.Status = paygatev1.PaymentStatus{Phase: paygatev1.PaymentFailed, Reason: "INSUFFICIENT_FUNDS", SettledAt: &metav1.MicroTime{Time: rulesNow}}
+		}), nil, nil, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r, c := rulesReconciler(append([]client.Object{tt.p}, tt.existing...)...)

@@ -31,6 +31,9 @@ type Options struct {
 	// PayoutAmbiguousAfter is how long a disbursement may stay unconfirmed before the payout asks
 	// an operator to resolve it (default DefaultPayoutAmbiguousAfter, 30 minutes).
 	PayoutAmbiguousAfter time.Duration
+	// ChargeLifetime is how long a subscription charge's prompt waits for the customer when the
+	// merchant sets no checkout lifetime (default DefaultChargeLifetime, 30 minutes).
+	ChargeLifetime time.Duration
 
 	// Webhooks configure event delivery.
 	Webhooks WebhookOptions
@@ -88,6 +91,15 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := metrics.RegisterPayoutsAmbiguous(mgr.GetCache()); err != nil {
 		return fmt.Errorf("registering the ambiguous payouts metric: %w", err)
+	}
+	if err := (&BillingPlanReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the billing plan controller: %w", err)
+	}
+	if err := (&SubscriptionReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("billing-controller"),
+		Clock: opts.Clock, ChargeLifetime: opts.ChargeLifetime,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the subscription controller: %w", err)
 	}
 	if err := (&IdempotencyKeyReconciler{Client: mgr.GetClient(), Clock: opts.Clock}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the idempotency key controller: %w", err)

@@ -81,13 +81,21 @@ type Source struct {
 	Merchant  string
 	Env       paygatev1.Environment
 	TargetURL string
+	// Occurrence tells apart occurrences of one event type on one object (a subscription's
+	// suspension after each resume, an invoice's failed charges): when set, the event's name and
+	// id derive from it too (OccurrenceDeliveryName). Empty for events an object has once.
+	Occurrence string
 }
 
 // NewDelivery builds the WebhookDelivery of an occurrence, with its payload.
 func NewDelivery(src Source, eventType string, data any, now time.Time) (*paygatev1.WebhookDelivery, error) {
 	uid := string(src.Object.GetUID())
+	id, name := EventID(uid, eventType), DeliveryName(uid, eventType)
+	if src.Occurrence != "" {
+		id, name = OccurrenceEventID(uid, eventType, src.Occurrence), OccurrenceDeliveryName(uid, eventType, src.Occurrence)
+	}
 	env := Envelope{
-		ID: EventID(uid, eventType), Type: eventType, APIVersion: APIVersion,
+		ID: id, Type: eventType, APIVersion: APIVersion,
 		CreatedAt: now.UTC().Format("2006-01-02T15:04:05.000000-07:00"), Data: data,
 	}
 	var buf bytes.Buffer
@@ -99,7 +107,7 @@ func NewDelivery(src Source, eventType string, data any, now time.Time) (*paygat
 	return &paygatev1.WebhookDelivery{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: src.Object.GetNamespace(),
-			Name:      DeliveryName(uid, eventType),
+			Name:      name,
 			Labels:    map[string]string{paygatev1.LabelMerchant: src.Merchant, paygatev1.LabelEnvironment: string(src.Env)},
 		},
 		Spec: paygatev1.WebhookDeliverySpec{
