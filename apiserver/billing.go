@@ -540,7 +540,7 @@ func (s *Server) advanceTestClock(w http.ResponseWriter, r *http.Request) {
 		writeError(w, validationError(map[string][]string{"seconds": {"The seconds must be a whole number."}}))
 		return
 	}
-	s.changeSubscription(w, r, "advance the test clock of", func(sub *paygatev1.Subscription) (bool, *APIError) {
+	s.changeSubscription(w, r, "advance", func(sub *paygatev1.Subscription) (bool, *APIError) {
 		offset, err := billing.AdvanceTestClock(sub.ClockOffsetSeconds(), seconds)
 		if err != nil {
 			v := validation{}
@@ -554,7 +554,8 @@ func (s *Server) advanceTestClock(w http.ResponseWriter, r *http.Request) {
 
 // changeSubscription applies change to the live subscription the path names and updates it,
 // again on a write conflict (another replica or the controller wrote in between), then answers
-// with the subscription. change reports whether it changed anything, or refuses.
+// with the subscription. what names the change in logs (cancel, advance); change reports whether
+// it changed anything, or refuses.
 func (s *Server) changeSubscription(w http.ResponseWriter, r *http.Request, what string, change func(*paygatev1.Subscription) (bool, *APIError)) {
 	ctx := r.Context()
 	c := callerFrom(ctx)
@@ -584,7 +585,7 @@ func (s *Server) changeSubscription(w http.ResponseWriter, r *http.Request, what
 	})
 	switch {
 	case err != nil:
-		s.serverError("Trying to "+what+" a subscription", err).write(w)
+		s.serverError("Changing a subscription ("+what+")", err).write(w)
 		return
 	case refused != nil:
 		writeError(w, refused)

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/events"
 	"github.com/paygate/paygate/pkg/paygate"
 )
 
@@ -547,5 +549,207 @@ var _ = Describe("Billing API", func() {
 		status, body = raw(duka.sandbox, http.MethodGet, "/api/v1/billing/invoices?status=overdue", "", nil)
 		Expect(status).To(Equal(http.StatusUnprocessableEntity))
 		Expect(body["errors"]).To(HaveKey("status"))
+	})
+})
+
+// billingEvents are the verified webhook events of eventType rcv received for m, with their data
+// decoded into a new D each.
+func billingEvents[D any](rcv *receiver, m *paygatev1.Merchant, eventType string) []*D {
+	verifier := paygate.WebhookVerifier{Secret: webhookSecret(m)}
+	var out []*D
+	for _, got := range rcv.requests() {
+		if got.header.Get("X-Paygate-Event") != eventType {
+			continue
+		}
+		e, err := verifier.Verify(got.header, got.body)
+		ExpectWithOffset(1, err).NotTo(HaveOccurred())
+		d := new(D)
+		ExpectWithOffset(1, json.Unmarshal(e.Data, d)).To(Succeed())
+		out = append(out, d)
+	}
+	return out
+}
+
+// subscriptionClock is the time on a subscription's clock now.
+func subscriptionClock(sub *paygate.Subscription) time.Time {
+	return time.Now().Add(time.Duration(sub.TestClockOffsetSeconds) * time.Second)
+}
+
+// advanceTo moves a sandbox subscription's test clock to just past t (a time of its record).
+func advanceTo(c *paygate.Client, sub *paygate.Subscription, t string) *paygate.Subscription {
+	at, err := time.Parse(time.RFC3339Nano, t)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	seconds := int64(at.Sub(subscriptionClock(sub))/time.Second) + 2
+	ExpectWithOffset(1, seconds).To(BeNumerically(">", 0), "%s is ahead of the subscription's clock", t)
+	got, err := c.AdvanceTestClock(ctx, sub.ID, seconds)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return got
+}
+
+var _ = Describe("Billing end to end with the test clock", func() {
+	var (
+		ns   string
+		rcv  *receiver
+		shop *merchantFixture
+	)
+
+	BeforeEach(func() {
+		ns = newNamespace()
+		createGateway("TZS")
+		rcv = newReceiver()
+		shop = createMerchant(ns, "shop", func(m *paygatev1.Merchant) { m.Spec.WebhookURLs.Sandbox = rcv.url() })
+		_, err := shop.sandbox.CreatePlan(ctx, goldMonthly, "")
+		Expect(err).NotTo(HaveOccurred())
+		// Renewals and retries wait for the charging window (08:00 to 20:00 in Dar es Salaam by
+		// default); the platform team opens it all day, so these specs run at any hour.
+		plan := &paygatev1.BillingPlan{}
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop.sandbox.gold-monthly"}, plan)).To(Succeed())
+		Expect(k8s.Patch(ctx, plan, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"chargingWindow":{"start":"00:00","end":"24:00"}}}`)))).To(Succeed())
+		Eventually(func(g Gomega) { // the manager's cache has the new window once the plan's status says so
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(plan), plan)).To(Succeed())
+			g.Expect(plan.Status.ObservedGeneration).To(Equal(plan.Generation))
+		}).Should(Succeed())
+	})
+
+	It("charges the first invoice at once, confirms the subscription, and renews it when its clock reaches the next period", func() {
+		sub, err := shop.sandbox.CreateSubscription(ctx, paygate.SubscriptionRequest{PlanCode: "gold-monthly", CustomerPhone: "0712345678", TermsShown: goldTerms}, "signup-e2e")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(sub.Status).To(Equal("pending"))
+
+		By("paying the first invoice with the first prompt: active and confirmed")
+		Eventually(func(g Gomega) {
+			sub, err = shop.sandbox.GetSubscription(ctx, sub.ID)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(sub.Status).To(Equal("active"))
+			g.Expect(sub.ConfirmedAt).NotTo(BeNil())
+			g.Expect(sub.CurrentPeriod).To(HaveValue(Equal(1)))
+			// The renewal is charged at the next period's start: the window is open all day.
+			g.Expect(sub.NextChargeAt).To(Equal(sub.CurrentPeriodEnd))
+		}).WithPolling(250 * time.Millisecond).Should(Succeed())
+		firstInvoice := "inv-" + strings.TrimPrefix(sub.ID, "sub_") + "-1"
+		Expect(sub.LatestInvoice).To(HaveValue(Equal(firstInvoice)))
+		Expect(sub.ConsecutiveFailures).To(BeZero())
+
+		var invoices *paygate.InvoiceList
+		Eventually(func(g Gomega) {
+			invoices, err = shop.sandbox.ListInvoices(ctx, paygate.BillingListOptions{Subscription: sub.ID})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(invoices.Data).To(HaveLen(1))
+			g.Expect(invoices.Data[0].Status).To(Equal("paid"))
+		}).WithPolling(250 * time.Millisecond).Should(Succeed())
+		inv := invoices.Data[0]
+		Expect(inv.ID).To(Equal(firstInvoice))
+		Expect(inv.Period).To(Equal(1))
+		Expect(inv.Amount.String()).To(Equal("15000.00"))
+		Expect(inv.Attempts).To(Equal(1))
+		Expect(inv.Payments).To(HaveLen(1))
+		Expect(inv.PaidTrxID).To(HaveValue(Equal(inv.Payments[0])))
+		Expect(inv.PaidAt).NotTo(BeNil())
+		Expect(inv.PeriodStart).To(Equal(*sub.CurrentPeriodStart))
+		Expect(inv.PeriodEnd).To(Equal(*sub.CurrentPeriodEnd))
+
+		By("charging with an ordinary push payment whose merchant_ref is the invoice")
+		charge, err := shop.sandbox.GetPayment(ctx, inv.Payments[0])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(charge.Status).To(Equal("success"))
+		Expect(charge.MerchantRef).To(Equal(inv.ID))
+		Expect(charge.PaymentMode).To(Equal("push"))
+		Expect(charge.Amount.String()).To(Equal("15000.00"))
+
+		By("sending subscription.created, invoice.created and invoice.paid")
+		Eventually(func(g Gomega) {
+			created := billingEvents[events.SubscriptionData](rcv, shop.merchant, "subscription.created")
+			g.Expect(created).To(ContainElement(HaveField("SubscriptionID", sub.ID)))
+			opened := billingEvents[events.InvoiceData](rcv, shop.merchant, "invoice.created")
+			g.Expect(opened).To(ContainElement(HaveField("InvoiceID", firstInvoice)))
+			paid := billingEvents[events.InvoiceData](rcv, shop.merchant, "invoice.paid")
+			g.Expect(paid).To(ContainElement(And(HaveField("InvoiceID", firstInvoice), HaveField("TrxID", inv.Payments[0]))))
+		}).Should(Succeed())
+
+		By("moving the subscription's clock to the next period: the renewal invoice is opened and paid")
+		advanced := advanceTo(shop.sandbox, sub, *sub.CurrentPeriodEnd)
+		Expect(advanced.TestClockOffsetSeconds).To(BeNumerically(">=", 28*86400))
+		secondInvoice := "inv-" + strings.TrimPrefix(sub.ID, "sub_") + "-2"
+		Eventually(func(g Gomega) {
+			got, err := shop.sandbox.GetSubscription(ctx, sub.ID)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got.CurrentPeriod).To(HaveValue(Equal(2)))
+			g.Expect(got.Status).To(Equal("active"))
+			g.Expect(got.CurrentPeriodStart).To(HaveValue(Equal(*sub.CurrentPeriodEnd)))
+			invoices, err = shop.sandbox.ListInvoices(ctx, paygate.BillingListOptions{Subscription: sub.ID, Status: "paid"})
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(invoices.Data).To(HaveLen(2))
+		}).WithPolling(250 * time.Millisecond).Should(Succeed())
+		renewal := invoices.Data[0]
+		Expect(renewal.ID).To(Equal(secondInvoice), "newest first")
+		Expect(renewal.PeriodStart).To(Equal(inv.PeriodEnd))
+		Expect(renewal.Amount.String()).To(Equal("15000.00"))
+		Expect(renewal.PaidTrxID).NotTo(Equal(inv.PaidTrxID))
+		Eventually(func() []*events.InvoiceData {
+			return billingEvents[events.InvoiceData](rcv, shop.merchant, "invoice.paid")
+		}).Should(ContainElement(HaveField("InvoiceID", secondInvoice)))
+
+		By("cancelling: the subscription ends and the merchant hears subscription.cancelled")
+		_, err = shop.sandbox.CancelSubscription(ctx, sub.ID, false)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			got, err := shop.sandbox.GetSubscription(ctx, sub.ID)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got.Status).To(Equal("cancelled"))
+			g.Expect(got.CancelledAt).NotTo(BeNil())
+			g.Expect(got.NextChargeAt).To(BeNil())
+			g.Expect(billingEvents[events.SubscriptionData](rcv, shop.merchant, "subscription.cancelled")).
+				To(ContainElement(HaveField("SubscriptionID", sub.ID)))
+		}).WithPolling(250 * time.Millisecond).Should(Succeed())
+	})
+
+	It("walks a customer who never pays through the dunning schedule to suspension as the clock moves", func() {
+		sub, err := shop.sandbox.CreateSubscription(ctx, paygate.SubscriptionRequest{PlanCode: "gold-monthly",
+			CustomerPhone: "+255711000001", TermsShown: goldTerms}, "signup-broke") // fails every charge: INSUFFICIENT_FUNDS
+		Expect(err).NotTo(HaveOccurred())
+		invoice := "inv-" + strings.TrimPrefix(sub.ID, "sub_") + "-1"
+		// Failures 1 to 3 are retried 1, 3 and 5 days later; the 4th suspends.
+		for failures, wait := range []int{1, 3, 5} {
+			By(fmt.Sprintf("failing charge %d, retried %d days later", failures+1, wait))
+			Eventually(func(g Gomega) {
+				sub, err = shop.sandbox.GetSubscription(ctx, sub.ID)
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(sub.ConsecutiveFailures).To(Equal(failures + 1))
+				g.Expect(sub.NextChargeAt).NotTo(BeNil())
+			}).WithPolling(250 * time.Millisecond).Should(Succeed())
+			Expect(sub.Status).To(Equal("pending"), "never confirmed: the first invoice is being retried")
+			list, err := shop.sandbox.ListInvoices(ctx, paygate.BillingListOptions{Subscription: sub.ID})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(list.Data).To(HaveLen(1))
+			Expect(list.Data[0].Status).To(Equal("payment_failed"))
+			Expect(list.Data[0].FailureReason).To(Equal("INSUFFICIENT_FUNDS"))
+			Expect(list.Data[0].NextAttemptAt).To(Equal(sub.NextChargeAt))
+			retryAt, err := time.Parse(time.RFC3339Nano, *sub.NextChargeAt)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(retryAt.Sub(subscriptionClock(sub))).To(BeNumerically("~", time.Duration(wait)*24*time.Hour, time.Minute))
+			sub = advanceTo(shop.sandbox, sub, *sub.NextChargeAt)
+		}
+
+		By("suspending at the 4th failure, with subscription.suspended")
+		Eventually(func(g Gomega) {
+			sub, err = shop.sandbox.GetSubscription(ctx, sub.ID)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(sub.Status).To(Equal("suspended"))
+		}).WithPolling(250 * time.Millisecond).Should(Succeed())
+		Expect(sub.ConsecutiveFailures).To(Equal(4))
+		Expect(sub.SuspendedAt).NotTo(BeNil())
+		Expect(sub.NextChargeAt).To(BeNil())
+		Expect(sub.ConfirmedAt).To(BeNil())
+		list, err := shop.sandbox.ListInvoices(ctx, paygate.BillingListOptions{Subscription: sub.ID})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(list.Data).To(HaveLen(1))
+		Expect(list.Data[0].ID).To(Equal(invoice))
+		Expect(list.Data[0].Attempts).To(Equal(4))
+		Expect(list.Data[0].NextAttemptAt).To(BeNil())
+		Eventually(func(g Gomega) {
+			g.Expect(billingEvents[events.InvoiceData](rcv, shop.merchant, "invoice.payment_failed")).To(HaveLen(4))
+			g.Expect(billingEvents[events.SubscriptionData](rcv, shop.merchant, "subscription.suspended")).
+				To(ConsistOf(And(HaveField("SubscriptionID", sub.ID), HaveField("Reason", "INSUFFICIENT_FUNDS"))))
+		}).Should(Succeed())
 	})
 })
