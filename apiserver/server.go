@@ -59,6 +59,9 @@ type Options struct {
 // +kubebuilder:rbac:groups=paygate.dev,resources=payments,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=paygate.dev,resources=payouts,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=paygate.dev,resources=idempotencykeys,verbs=get;create;update;delete
+// +kubebuilder:rbac:groups=paygate.dev,resources=billingplans,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=paygate.dev,resources=subscriptions,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=paygate.dev,resources=invoices,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 
 // Server serves the merchant API.
@@ -111,6 +114,13 @@ func (s *Server) routes() {
 	s.handle("/api/v1/payouts/preview", route{http.MethodPost: s.previewPayout})
 	s.handle("/api/v1/payouts", route{http.MethodPost: s.createPayout, http.MethodGet: s.listPayouts})
 	s.handle("/api/v1/payouts/{id}", route{http.MethodGet: s.getPayout})
+	s.handle("/api/v1/billing/plans", route{http.MethodPost: s.createPlan, http.MethodGet: s.listPlans})
+	s.handle("/api/v1/billing/plans/{code}", route{http.MethodGet: s.getPlan})
+	s.handle("/api/v1/billing/subscriptions", route{http.MethodPost: s.collects(s.createSubscription), http.MethodGet: s.listSubscriptions})
+	s.handle("/api/v1/billing/subscriptions/{id}", route{http.MethodGet: s.getSubscription})
+	s.handle("/api/v1/billing/subscriptions/{id}/cancel", route{http.MethodPost: s.cancelSubscription})
+	s.handle("/api/v1/billing/subscriptions/{id}/advance", route{http.MethodPost: s.advanceTestClock})
+	s.handle("/api/v1/billing/invoices", route{http.MethodGet: s.listInvoices})
 	s.handle("/api/v1/openapi.json", route{http.MethodGet: s.openAPI})
 	s.mux.HandleFunc("POST /internal/provider/callbacks", s.providerCallback)
 	s.checkoutRoutes()
