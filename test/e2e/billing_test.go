@@ -270,9 +270,14 @@ var _ = Describe("Billing API", func() {
 		Expect(string(stored)).NotTo(ContainSubstring(duka.sandbox.Credentials.APISecret))
 
 		By("refusing any change of the consent, by update or by kubectl-style patch")
-		changed := obj.DeepCopy()
-		changed.Spec.Consent.TermsShown = "Gold — TZS 1,500 kila mwezi."
-		Expect(k8s.Update(ctx, changed)).To(MatchError(ContainSubstring("consent is immutable")))
+		// The billing controller writes the subscription's status meanwhile: read it afresh until
+		// the update reaches validation instead of losing an optimistic-lock race.
+		Eventually(func(g Gomega) {
+			changed := &paygatev1.Subscription{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(obj), changed)).To(Succeed())
+			changed.Spec.Consent.TermsShown = "Gold — TZS 1,500 kila mwezi."
+			g.Expect(k8s.Update(ctx, changed)).To(MatchError(ContainSubstring("consent is immutable")))
+		}).Should(Succeed())
 		for _, patch := range []string{
 			`{"spec":{"consent":{"clientIP":"10.0.0.1"}}}`,
 			`{"spec":{"consent":{"planAmount":"1500.00"}}}`,
