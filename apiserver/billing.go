@@ -211,21 +211,6 @@ func (s *Server) plan(ctx context.Context, c *caller, code string, live bool) (*
 	return p, nil
 }
 
-// read gets key into obj from the cache, then live when the cache does not have it (or live only
-// when asked). found is false for an object that does not exist.
-func (s *Server) read(ctx context.Context, key client.ObjectKey, obj client.Object, live bool) (found bool, err error) {
-	if !live {
-		err = s.opts.Cache.Get(ctx, key, obj)
-	}
-	if live || apierrors.IsNotFound(err) {
-		err = s.opts.APIReader.Get(ctx, key, obj)
-	}
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
 func (s *Server) getPlan(w http.ResponseWriter, r *http.Request) {
 	p, err := s.plan(r.Context(), callerFrom(r.Context()), r.PathValue("code"), false)
 	if err != nil {

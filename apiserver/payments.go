@@ -206,19 +206,9 @@ func (s *Server) payment(ctx context.Context, c *caller, trxID string, live bool
 	if !trxIDPattern.MatchString(trxID) {
 		return nil, nil // not a name Paygate issues: no such payment
 	}
-	key := client.ObjectKey{Namespace: c.merchant.Namespace, Name: trxID}
 	p := &paygatev1.Payment{}
-	var err error
-	if !live {
-		err = s.opts.Cache.Get(ctx, key, p)
-	}
-	if live || apierrors.IsNotFound(err) {
-		err = s.opts.APIReader.Get(ctx, key, p)
-	}
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
+	found, err := s.read(ctx, client.ObjectKey{Namespace: c.merchant.Namespace, Name: trxID}, p, live)
+	if err != nil || !found {
 		return nil, err
 	}
 	if p.Spec.MerchantRef.Name != c.merchant.Name || p.Spec.Environment != c.env {

@@ -235,19 +235,9 @@ func (s *Server) payout(ctx context.Context, c *caller, id string, live bool) (*
 	if !payoutIDPattern.MatchString(id) {
 		return nil, nil
 	}
-	key := client.ObjectKey{Namespace: c.merchant.Namespace, Name: id}
 	p := &paygatev1.Payout{}
-	var err error
-	if !live {
-		err = s.opts.Cache.Get(ctx, key, p)
-	}
-	if live || apierrors.IsNotFound(err) {
-		err = s.opts.APIReader.Get(ctx, key, p)
-	}
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
+	found, err := s.read(ctx, client.ObjectKey{Namespace: c.merchant.Namespace, Name: id}, p, live)
+	if err != nil || !found {
 		return nil, err
 	}
 	if p.Spec.MerchantRef.Name != c.merchant.Name || p.Spec.Environment != c.env {

@@ -9,6 +9,7 @@ package apiserver
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/netip"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -247,4 +249,19 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 		r.status = http.StatusOK
 	}
 	return r.ResponseWriter.Write(b)
+}
+
+// read gets key (one of a caller's payments, payouts, plans or subscriptions) into obj from the cache, then live when the cache does not have it (or live only
+// when asked). found is false for an object that does not exist.
+func (s *Server) read(ctx context.Context, key client.ObjectKey, obj client.Object, live bool) (found bool, err error) {
+	if !live {
+		err = s.opts.Cache.Get(ctx, key, obj)
+	}
+	if live || apierrors.IsNotFound(err) {
+		err = s.opts.APIReader.Get(ctx, key, obj)
+	}
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
 }

@@ -9,10 +9,8 @@ import (
 	"fmt"
 	"strconv"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	webhookevents "github.com/paygate/paygate/internal/events"
@@ -107,36 +105,18 @@ func (r *SubscriptionReconciler) emit(ctx context.Context, s *subscriptionScope,
 	if occurrence != "" {
 		name = webhookevents.OccurrenceDeliveryName(uid, eventType, occurrence)
 	}
-	existing := &paygatev1.WebhookDelivery{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, existing); err == nil || !apierrors.IsNotFound(err) {
-		return false, client.IgnoreNotFound(err)
-	}
-	data, err := build()
-	if err != nil {
-		// Never an event with a wrong amount: the error is logged and retried with backoff.
-		return false, fmt.Errorf("building the %s event of %s: %w", eventType, obj.GetName(), err)
-	}
 	sub := s.sub
-	target := sub.Spec.WebhookURL
-	if target == "" && s.merchant != nil {
-		target = s.merchant.Spec.WebhookURLs.Sandbox
-		if sub.Spec.Environment == paygatev1.EnvironmentProduction {
-			target = s.merchant.Spec.WebhookURLs.Production
-		}
-	}
-	d, err := webhookevents.NewDelivery(webhookevents.Source{Kind: kind, Object: obj, Merchant: sub.Spec.MerchantRef.Name,
-		Env: sub.Spec.Environment, TargetURL: target, Occurrence: occurrence}, eventType, data, r.Clock.Now())
-	if err != nil {
-		return false, err
-	}
-	if err := controllerutil.SetOwnerReference(obj, d, r.Scheme()); err != nil {
-		return false, err
-	}
-	if err := r.Create(ctx, d); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			return false, nil
-		}
-		return false, fmt.Errorf("creating the %s event of %s: %w", eventType, obj.GetName(), err)
-	}
-	return true, nil
+	return emitOnce(ctx, r.Client, r.Clock.Now(), webhookEvent{
+		source: webhookevents.Source{Kind: kind, Object: obj, Merchant: sub.Spec.MerchantRef.Name,
+			Env: sub.Spec.Environment, Occurrence: occurrence},
+		eventType: eventType,
+		names:     []string{name},
+		target: func() (string, error) {
+			if sub.Spec.WebhookURL != "" || s.merchant == nil {
+				return sub.Spec.WebhookURL, nil
+			}
+			return s.merchant.Spec.WebhookURLs.For(sub.Spec.Environment), nil
+		},
+		data: build,
+	})
 }

@@ -12,14 +12,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/eligibility"
@@ -434,42 +432,20 @@ func (r *PaymentReconciler) emitEvent(ctx context.Context, p *paygatev1.Payment)
 		// invoice.paid or invoice.payment_failed, which carry its trx_id (docs/billing.md, Events).
 		return nil
 	}
-	for _, name := range webhookevents.DeliveryNames(string(p.UID), eventType) {
-		existing := &paygatev1.WebhookDelivery{}
-		err := r.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: name}, existing)
-		if err == nil || !apierrors.IsNotFound(err) {
-			return client.IgnoreNotFound(err)
-		}
-	}
-	target := p.Spec.WebhookURL
-	if target == "" {
-		m := &paygatev1.Merchant{}
-		if err := r.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: p.Spec.MerchantRef.Name}, m); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("reading the merchant of payment %s: %w", p.Name, err)
-		}
-		target = m.Spec.WebhookURLs.Sandbox
-		if p.Spec.Environment == paygatev1.EnvironmentProduction {
-			target = m.Spec.WebhookURLs.Production
-		}
-	}
-	data, err := webhookevents.NewPaymentData(p)
-	if err != nil {
-		// Never an event with a wrong amount: the error is logged and retried with backoff.
-		return fmt.Errorf("building the %s event of payment %s: %w", eventType, p.Name, err)
-	}
-	d, err := webhookevents.NewDelivery(webhookevents.Source{Kind: "Payment", Object: p, Merchant: p.Spec.MerchantRef.Name, Env: p.Spec.Environment, TargetURL: target},
-		eventType, data, r.Clock.Now())
-	if err != nil {
+	created, err := emitOnce(ctx, r.Client, r.Clock.Now(), webhookEvent{
+		source:    webhookevents.Source{Kind: "Payment", Object: p, Merchant: p.Spec.MerchantRef.Name, Env: p.Spec.Environment},
+		eventType: eventType,
+		names:     webhookevents.DeliveryNames(string(p.UID), eventType),
+		target: func() (string, error) {
+			if p.Spec.WebhookURL != "" {
+				return p.Spec.WebhookURL, nil
+			}
+			return merchantWebhookURL(ctx, r.Client, p.Namespace, p.Spec.MerchantRef.Name, p.Spec.Environment)
+		},
+		data: func() (any, error) { return webhookevents.NewPaymentData(p) },
+	})
+	if err != nil || !created {
 		return err
-	}
-	if err := controllerutil.SetOwnerReference(p, d, r.Scheme()); err != nil {
-		return err
-	}
-	if err := r.Create(ctx, d); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-		return fmt.Errorf("creating the %s event of payment %s: %w", eventType, p.Name, err)
 	}
 	// Counted where the event is born: once per payment.
 	metrics.PaymentsSettled.WithLabelValues(string(p.Spec.Environment), string(p.Status.Phase), p.Status.Reason).Inc()

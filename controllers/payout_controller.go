@@ -17,7 +17,6 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	webhookevents "github.com/paygate/paygate/internal/events"
@@ -379,36 +378,17 @@ func attemptInFlight(phase paygatev1.AttemptPhase) bool {
 // the event type. It also counts the payout in paygate_payouts_total, once, where the event is born.
 func (r *PayoutReconciler) emitEvent(ctx context.Context, p *paygatev1.Payout) error {
 	eventType := webhookevents.PayoutEventType(p)
-	existing := &paygatev1.WebhookDelivery{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: webhookevents.DeliveryName(string(p.UID), eventType)}, existing)
-	if err == nil || !apierrors.IsNotFound(err) {
-		return client.IgnoreNotFound(err)
-	}
-	m := &paygatev1.Merchant{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: p.Spec.MerchantRef.Name}, m); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("reading the merchant of payout %s: %w", p.Name, err)
-	}
-	target := m.Spec.WebhookURLs.Sandbox
-	if p.Spec.Environment == paygatev1.EnvironmentProduction {
-		target = m.Spec.WebhookURLs.Production
-	}
-	data, err := webhookevents.NewPayoutData(p)
-	if err != nil {
+	created, err := emitOnce(ctx, r.Client, r.Clock.Now(), webhookEvent{
+		source:    webhookevents.Source{Kind: "Payout", Object: p, Merchant: p.Spec.MerchantRef.Name, Env: p.Spec.Environment},
+		eventType: eventType,
+		names:     []string{webhookevents.DeliveryName(string(p.UID), eventType)},
+		target: func() (string, error) {
+			return merchantWebhookURL(ctx, r.Client, p.Namespace, p.Spec.MerchantRef.Name, p.Spec.Environment)
+		},
+		data: func() (any, error) { return webhookevents.NewPayoutData(p) },
+	})
+	if err != nil || !created {
 		return err
-	}
-	d, err := webhookevents.NewDelivery(webhookevents.Source{Kind: "Payout", Object: p, Merchant: p.Spec.MerchantRef.Name, Env: p.Spec.Environment, TargetURL: target},
-		eventType, data, r.Clock.Now())
-	if err != nil {
-		return err
-	}
-	if err := controllerutil.SetOwnerReference(p, d, r.Scheme()); err != nil {
-		return err
-	}
-	if err := r.Create(ctx, d); err != nil {
-		if apierrors.IsAlreadyExists(err) {
-			return nil
-		}
-		return fmt.Errorf("creating the %s event of payout %s: %w", eventType, p.Name, err)
 	}
 	metrics.Payouts.WithLabelValues(string(p.Spec.Environment), string(p.Status.Phase), p.Status.Reason).Inc()
 	return nil

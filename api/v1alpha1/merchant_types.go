@@ -279,3 +279,11 @@ type MerchantList struct {
 func init() {
 	SchemeBuilder.Register(&Merchant{}, &MerchantList{})
 }
+
+// For is the default webhook URL of env ("" when none is set).
+func (w WebhookURLs) For(env Environment) string {
+	if env == EnvironmentProduction {
+		return w.Production
+	}
+	return w.Sandbox
+}
