@@ -201,11 +201,11 @@ func (s *Server) plan(ctx context.Context, c *caller, code string, live bool) (*
 		return nil, nil
 	}
 	p := &paygatev1.BillingPlan{}
-	found, err := s.read(ctx, client.ObjectKey{Namespace: c.merchant.Namespace, Name: paygatev1.BillingPlanName(c.merchant.Name, c.env, code)}, p, live)
+	found, err := s.read(ctx, c, paygatev1.BillingPlanName(c.merchant.Name, c.env, code), p, live)
 	if err != nil || !found {
 		return nil, err
 	}
-	if p.Spec.MerchantRef.Name != c.merchant.Name || p.Spec.Environment != c.env || p.Spec.Code != code || p.DeletionTimestamp != nil {
+	if p.Spec.Code != code || p.DeletionTimestamp != nil {
 		return nil, nil
 	}
 	return p, nil
@@ -407,12 +407,8 @@ func (s *Server) subscription(ctx context.Context, c *caller, apiID string, live
 		return nil, nil
 	}
 	sub := &paygatev1.Subscription{}
-	found, err := s.read(ctx, client.ObjectKey{Namespace: c.merchant.Namespace, Name: name}, sub, live)
-	if err != nil || !found {
+	if found, err := s.read(ctx, c, name, sub, live); err != nil || !found {
 		return nil, err
-	}
-	if sub.Spec.MerchantRef.Name != c.merchant.Name || sub.Spec.Environment != c.env {
-		return nil, nil
 	}
 	return sub, nil
 }

@@ -207,12 +207,8 @@ func (s *Server) payment(ctx context.Context, c *caller, trxID string, live bool
 		return nil, nil // not a name Paygate issues: no such payment
 	}
 	p := &paygatev1.Payment{}
-	found, err := s.read(ctx, client.ObjectKey{Namespace: c.merchant.Namespace, Name: trxID}, p, live)
-	if err != nil || !found {
+	if found, err := s.read(ctx, c, trxID, p, live); err != nil || !found {
 		return nil, err
-	}
-	if p.Spec.MerchantRef.Name != c.merchant.Name || p.Spec.Environment != c.env {
-		return nil, nil
 	}
 	return p, nil
 }

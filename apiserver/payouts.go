@@ -236,12 +236,8 @@ func (s *Server) payout(ctx context.Context, c *caller, id string, live bool) (*
 		return nil, nil
 	}
 	p := &paygatev1.Payout{}
-	found, err := s.read(ctx, client.ObjectKey{Namespace: c.merchant.Namespace, Name: id}, p, live)
-	if err != nil || !found {
+	if found, err := s.read(ctx, c, id, p, live); err != nil || !found {
 		return nil, err
-	}
-	if p.Spec.MerchantRef.Name != c.merchant.Name || p.Spec.Environment != c.env {
-		return nil, nil
 	}
 	return p, nil
 }

@@ -251,9 +251,18 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 	return r.ResponseWriter.Write(b)
 }
 
-// read gets key (one of a caller's payments, payouts, plans or subscriptions) into obj from the cache, then live when the cache does not have it (or live only
-// when asked). found is false for an object that does not exist.
-func (s *Server) read(ctx context.Context, key client.ObjectKey, obj client.Object, live bool) (found bool, err error) {
+// merchantObject is an object that belongs to one merchant and environment.
+type merchantObject interface {
+	client.Object
+	Owner() (merchant string, env paygatev1.Environment)
+}
+
+// read gets the caller's object named name into obj: from the cache, then live when the cache does
+// not have it (read-your-writes after our own create), or live only when asked (after a write
+// conflict). found is false for an object that does not exist, or that belongs to another
+// merchant or environment: the caller cannot tell the two apart.
+func (s *Server) read(ctx context.Context, c *caller, name string, obj merchantObject, live bool) (found bool, err error) {
+	key := client.ObjectKey{Namespace: c.merchant.Namespace, Name: name}
 	if !live {
 		err = s.opts.Cache.Get(ctx, key, obj)
 	}
@@ -263,5 +272,9 @@ func (s *Server) read(ctx context.Context, key client.ObjectKey, obj client.Obje
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
-	return err == nil, err
+	if err != nil {
+		return false, err
+	}
+	merchant, env := obj.Owner()
+	return merchant == c.merchant.Name && env == c.env, nil
 }

@@ -57,3 +57,23 @@ const (
 	// ConditionReady summarises an object's health.
 	ConditionReady = "Ready"
 )
+
+// Owner is the merchant and environment a payment belongs to; the apiserver shows an object only
+// to the credentials of that merchant and environment.
+func (p *Payment) Owner() (string, Environment) { return p.Spec.MerchantRef.Name, p.Spec.Environment }
+
+// Owner is the merchant and environment a payout belongs to.
+func (p *Payout) Owner() (string, Environment) { return p.Spec.MerchantRef.Name, p.Spec.Environment }
+
+// Owner is the merchant and environment a billing plan belongs to.
+func (p *BillingPlan) Owner() (string, Environment) {
+	return p.Spec.MerchantRef.Name, p.Spec.Environment
+}
+
+// Owner is the merchant and environment a subscription belongs to.
+func (s *Subscription) Owner() (string, Environment) {
+	return s.Spec.MerchantRef.Name, s.Spec.Environment
+}
+
+// Owner is the merchant and environment an invoice belongs to.
+func (i *Invoice) Owner() (string, Environment) { return i.Spec.MerchantRef.Name, i.Spec.Environment }
