@@ -213,20 +213,7 @@ func (s *Server) plan(ctx context.Context, c *caller, code string, live bool) (*
 
 func (s *Server) getPlan(w http.ResponseWriter, r *http.Request) {
 	p, err := s.plan(r.Context(), callerFrom(r.Context()), r.PathValue("code"), false)
-	if err != nil {
-		s.serverError("Reading a billing plan", err).write(w)
-		return
-	}
-	if p == nil {
-		writeError(w, errPlanNotFound)
-		return
-	}
-	rec, err := planRecord(p)
-	if err != nil {
-		s.serverError("Rendering a billing plan", fmt.Errorf("plan %s: %w", p.Name, err)).write(w)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "success", "data": rec})
+	answerRecord(s, w, "billing plan", p, err, errPlanNotFound, func(p *paygatev1.BillingPlan) (any, error) { return dataBody(planRecord(p)) })
 }
 
 func (s *Server) listPlans(w http.ResponseWriter, r *http.Request) {
@@ -415,24 +402,14 @@ func (s *Server) subscription(ctx context.Context, c *caller, apiID string, live
 
 func (s *Server) getSubscription(w http.ResponseWriter, r *http.Request) {
 	sub, err := s.subscription(r.Context(), callerFrom(r.Context()), r.PathValue("id"), false)
-	if err != nil {
-		s.serverError("Reading a subscription", err).write(w)
-		return
-	}
-	if sub == nil {
-		writeError(w, errSubscriptionNotFound)
-		return
-	}
-	s.writeSubscription(w, sub)
+	s.writeSubscription(w, sub, err)
 }
 
-func (s *Server) writeSubscription(w http.ResponseWriter, sub *paygatev1.Subscription) {
-	rec, err := subscriptionRecord(sub)
-	if err != nil {
-		s.serverError("Rendering a subscription", fmt.Errorf("subscription %s: %w", sub.Name, err)).write(w)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "success", "data": rec})
+// writeSubscription answers with the subscription's record (after a read, a cancel or an advance).
+func (s *Server) writeSubscription(w http.ResponseWriter, sub *paygatev1.Subscription, err error) {
+	answerRecord(s, w, "subscription", sub, err, errSubscriptionNotFound, func(sub *paygatev1.Subscription) (any, error) {
+		return dataBody(subscriptionRecord(sub))
+	})
 }
 
 func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) {
@@ -576,7 +553,7 @@ func (s *Server) changeSubscription(w http.ResponseWriter, r *http.Request, what
 		s.opts.Log.Info("Subscription changed", "merchant", c.merchant.Name, "environment", c.env, "subscription", out.Name,
 			"change", what, "cancel", out.Spec.Cancel, "clockOffsetSeconds", out.ClockOffsetSeconds())
 	}
-	s.writeSubscription(w, out)
+	s.writeSubscription(w, out, nil)
 }
 
 // ---- Invoices ----
@@ -640,31 +617,6 @@ func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) {
 func callerScope(c *caller) []client.ListOption {
 	return []client.ListOption{client.InNamespace(c.merchant.Namespace),
 		client.MatchingLabels{paygatev1.LabelMerchant: c.merchant.Name, paygatev1.LabelEnvironment: string(c.env)}}
-}
-
-// pageParams reads limit and offset as the payment list does.
-func pageParams(v validation, r *http.Request) (limit, offset int) {
-	q := r.URL.Query()
-	return queryInt(v, q.Get("limit"), "limit", defaultListLimit, 1, maxListLimit),
-		queryInt(v, q.Get("offset"), "offset", 0, 0, 1_000_000)
-}
-
-// writePage answers one page of items, rendered, with the pagination object of every list.
-func writePage[T any, R any](s *Server, w http.ResponseWriter, what string, items []T, limit, offset int, render func(*T) (R, error)) {
-	page := []R{}
-	for i := offset; i < len(items) && i < offset+limit; i++ {
-		rec, err := render(&items[i])
-		if err != nil {
-			s.serverError("Rendering a "+what, err).write(w)
-			return
-		}
-		page = append(page, rec)
-	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"status":     "success",
-		"data":       page,
-		"pagination": map[string]int{"limit": limit, "offset": offset, "total": len(items), "count": len(page)},
-	})
 }
 
 // ---- Records ----

@@ -24,7 +24,6 @@ import (
 	"github.com/paygate/paygate/internal/index"
 	"github.com/paygate/paygate/internal/names"
 	"github.com/paygate/paygate/internal/phone"
-	"github.com/paygate/paygate/pkg/paygate"
 )
 
 // annotationIdempotencyKey on a Payment names the IdempotencyKey object of the request that
@@ -214,34 +213,13 @@ func (s *Server) payment(ctx context.Context, c *caller, trxID string, live bool
 }
 
 func (s *Server) getPayment(w http.ResponseWriter, r *http.Request) {
-	s.answerPayment(w, r, func(p *paygatev1.Payment) (any, error) {
-		rec, err := s.paymentRecord(p)
-		return map[string]any{"status": "success", "data": rec}, err
-	})
+	p, err := s.payment(r.Context(), callerFrom(r.Context()), r.PathValue("trx_id"), false)
+	answerRecord(s, w, "payment", p, err, errNotFound, func(p *paygatev1.Payment) (any, error) { return dataBody(s.paymentRecord(p)) })
 }
 
 func (s *Server) verifyPayment(w http.ResponseWriter, r *http.Request) {
-	s.answerPayment(w, r, func(p *paygatev1.Payment) (any, error) { return verificationRecord(p) })
-}
-
-// answerPayment answers a read of the caller's payment named by the path with the record render
-// builds, or NOT_FOUND; a record render cannot build (a bad stored amount) is SERVER_ERROR.
-func (s *Server) answerPayment(w http.ResponseWriter, r *http.Request, render func(*paygatev1.Payment) (any, error)) {
 	p, err := s.payment(r.Context(), callerFrom(r.Context()), r.PathValue("trx_id"), false)
-	if err != nil {
-		s.serverError("Reading a payment", err).write(w)
-		return
-	}
-	if p == nil {
-		writeError(w, errNotFound)
-		return
-	}
-	body, err := render(p)
-	if err != nil {
-		s.serverError("Rendering a payment", fmt.Errorf("payment %s: %w", p.Name, err)).write(w)
-		return
-	}
-	writeJSON(w, http.StatusOK, body)
+	answerRecord(s, w, "payment", p, err, errNotFound, func(p *paygatev1.Payment) (any, error) { return verificationRecord(p) })
 }
 
 // List pagination: documented in docs/api.md.
@@ -254,8 +232,7 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 	c := callerFrom(r.Context())
 	q := r.URL.Query()
 	v := validation{}
-	limit := queryInt(v, q.Get("limit"), "limit", defaultListLimit, 1, maxListLimit)
-	offset := queryInt(v, q.Get("offset"), "offset", 0, 0, 1_000_000)
+	limit, offset := pageParams(v, r)
 	status := q.Get("status")
 	if status != "" && !slices.Contains([]string{"pending", "success", "failed"}, status) {
 		v.add("status", "The status must be pending, success or failed.")
@@ -286,23 +263,7 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	total := len(items)
-	page := []paygate.Payment{}
-	for i := offset; i < total && i < offset+limit; i++ {
-		rec, err := s.paymentRecord(&items[i])
-		if err != nil {
-			s.serverError("Rendering a payment", fmt.Errorf("payment %s: %w", items[i].Name, err)).write(w)
-			return
-		}
-		page = append(page, rec)
-	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"status": "success",
-		"data":   page,
-		"pagination": map[string]int{
-			"limit": limit, "offset": offset, "total": total, "count": len(page),
-		},
-	})
+	writePage(s, w, "payment", items, limit, offset, s.paymentRecord)
 }
 
 func queryInt(v validation, raw, name string, def, lo, hi int) int {

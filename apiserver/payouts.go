@@ -26,6 +26,8 @@ import (
 	"github.com/paygate/paygate/pkg/paygate"
 )
 
+var errPayoutNotFound = &APIError{Status: http.StatusNotFound, Label: LabelNotFound, Message: "Payout not found."}
+
 var payoutIDPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
 // payoutRequest is a validated payout body with its quote.
@@ -244,20 +246,7 @@ func (s *Server) payout(ctx context.Context, c *caller, id string, live bool) (*
 
 func (s *Server) getPayout(w http.ResponseWriter, r *http.Request) {
 	p, err := s.payout(r.Context(), callerFrom(r.Context()), r.PathValue("id"), false)
-	if err != nil {
-		s.serverError("Reading a payout", err).write(w)
-		return
-	}
-	if p == nil {
-		writeError(w, &APIError{Status: http.StatusNotFound, Label: LabelNotFound, Message: "Payout not found."})
-		return
-	}
-	rec, err := payoutRecord(p)
-	if err != nil {
-		s.serverError("Rendering a payout", err).write(w)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "success", "data": rec})
+	answerRecord(s, w, "payout", p, err, errPayoutNotFound, func(p *paygatev1.Payout) (any, error) { return dataBody(payoutRecord(p)) })
 }
 
 var payoutStatuses = []string{string(paygatev1.PayoutPending), string(paygatev1.PayoutProcessing), string(paygatev1.PayoutSuccess), string(paygatev1.PayoutFailed)}
@@ -266,8 +255,7 @@ func (s *Server) listPayouts(w http.ResponseWriter, r *http.Request) {
 	c := callerFrom(r.Context())
 	q := r.URL.Query()
 	v := validation{}
-	limit := queryInt(v, q.Get("limit"), "limit", defaultListLimit, 1, maxListLimit)
-	offset := queryInt(v, q.Get("offset"), "offset", 0, 0, 1_000_000)
+	limit, offset := pageParams(v, r)
 	status := q.Get("status")
 	if status != "" && !slices.Contains(payoutStatuses, status) {
 		v.add("status", "The status must be pending, processing, success or failed.")
@@ -295,20 +283,7 @@ func (s *Server) listPayouts(w http.ResponseWriter, r *http.Request) {
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	page := []paygate.Payout{}
-	for i := offset; i < len(items) && i < offset+limit; i++ {
-		rec, err := payoutRecord(&items[i])
-		if err != nil {
-			s.serverError("Rendering a payout", err).write(w)
-			return
-		}
-		page = append(page, rec)
-	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"status":     "success",
-		"data":       page,
-		"pagination": map[string]int{"limit": limit, "offset": offset, "total": len(items), "count": len(page)},
-	})
+	writePage(s, w, "payout", items, limit, offset, payoutRecord)
 }
 
 // payoutRecord is the payout as the API shows it (docs/api.md, Payouts): the same record its

@@ -10,6 +10,7 @@ package apiserver
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
@@ -277,4 +278,63 @@ func (s *Server) read(ctx context.Context, c *caller, name string, obj merchantO
 	}
 	merchant, env := obj.Owner()
 	return merchant == c.merchant.Name && env == c.env, nil
+}
+
+// answerRecord answers a read of one of the caller's objects: SERVER_ERROR when reading it failed
+// (err), notFound when there is none (obj nil), else 200 with the body render builds. A body render
+// cannot build (a stored amount that does not render exactly) is SERVER_ERROR, never a wrong
+// record. what names the kind in the logs ("payment", "payout", ...).
+func answerRecord[T any](s *Server, w http.ResponseWriter, what string, obj *T, err error, notFound *APIError, render func(*T) (any, error)) {
+	if err != nil {
+		s.serverError("Reading a "+what, err).write(w)
+		return
+	}
+	if obj == nil {
+		writeError(w, notFound)
+		return
+	}
+	body, err := render(obj)
+	if err != nil {
+		s.serverError("Rendering a "+what, namedError(what, obj, err)).write(w)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// dataBody is the body of a single record: {"status": "success", "data": record}.
+func dataBody[R any](rec R, err error) (any, error) {
+	return map[string]any{"status": "success", "data": rec}, err
+}
+
+// pageParams reads a list's limit and offset (defaults and bounds in docs/api.md, Lists).
+func pageParams(v validation, r *http.Request) (limit, offset int) {
+	q := r.URL.Query()
+	return queryInt(v, q.Get("limit"), "limit", defaultListLimit, 1, maxListLimit),
+		queryInt(v, q.Get("offset"), "offset", 0, 0, 1_000_000)
+}
+
+// writePage answers one page of items, rendered, with the pagination object of every list.
+func writePage[T any, R any](s *Server, w http.ResponseWriter, what string, items []T, limit, offset int, render func(*T) (R, error)) {
+	page := []R{}
+	for i := offset; i < len(items) && i < offset+limit; i++ {
+		rec, err := render(&items[i])
+		if err != nil {
+			s.serverError("Rendering a "+what, namedError(what, &items[i], err)).write(w)
+			return
+		}
+		page = append(page, rec)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"status":     "success",
+		"data":       page,
+		"pagination": map[string]int{"limit": limit, "offset": offset, "total": len(items), "count": len(page)},
+	})
+}
+
+// namedError says which object err is about, for the log.
+func namedError(what string, obj any, err error) error {
+	if named, ok := obj.(interface{ GetName() string }); ok {
+		return fmt.Errorf("%s %s: %w", what, named.GetName(), err)
+	}
+	return err
 }

@@ -72,9 +72,10 @@ func (r *BalanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing payments: %w", err)
 	}
-	// Payouts are copies: the pass writes the ones it decides.
+	// Payouts too are read without copies; the few a pass decides are copied before it writes them.
 	var payoutList paygatev1.PayoutList
-	if err := r.List(ctx, &payoutList, client.InNamespace(m.Namespace), client.MatchingLabels{paygatev1.LabelMerchant: m.Name}); err != nil {
+	if err := r.List(ctx, &payoutList, client.InNamespace(m.Namespace), client.MatchingLabels{paygatev1.LabelMerchant: m.Name},
+		client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing payouts: %w", err)
 	}
 	// Each environment's balance is its own object: one that cannot be written or summed does
@@ -134,10 +135,11 @@ func (r *BalanceReconciler) markPayouts(ctx context.Context, s *balanceScope, le
 	}
 	var errs []error
 	mark := func(name string, change func(p *paygatev1.Payout)) {
-		p, ok := byName[name]
+		cached, ok := byName[name]
 		if !ok {
 			return
 		}
+		p := cached.DeepCopy()
 		patch := newStatusPatch(r.Client, p, payoutStatus)
 		change(p)
 		p.Status.UpdatedAt = &now

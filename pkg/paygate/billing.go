@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"strconv"
 )
 
 // Recurring billing (docs/api.md, Billing): plans, subscriptions with the customer's recorded
@@ -169,26 +168,7 @@ type BillingListOptions struct {
 }
 
 func (o BillingListOptions) query(path string) string {
-	q := url.Values{}
-	if o.Limit > 0 {
-		q.Set("limit", strconv.Itoa(o.Limit))
-	}
-	if o.Offset > 0 {
-		q.Set("offset", strconv.Itoa(o.Offset))
-	}
-	if o.Status != "" {
-		q.Set("status", o.Status)
-	}
-	if o.PlanCode != "" {
-		q.Set("plan_code", o.PlanCode)
-	}
-	if o.Subscription != "" {
-		q.Set("subscription", o.Subscription)
-	}
-	if len(q) > 0 {
-		path += "?" + q.Encode()
-	}
-	return path
+	return listPath(path, o.Limit, o.Offset, "status", o.Status, "plan_code", o.PlanCode, "subscription", o.Subscription)
 }
 
 // CreatePlan creates a billing plan. Its code is unique per business and environment: a second

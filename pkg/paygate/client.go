@@ -310,34 +310,13 @@ type ListOptions struct {
 
 // PaymentList is a page of payments.
 type PaymentList struct {
-	Data       []Payment `json:"data"`
-	Pagination struct {
-		Limit  int `json:"limit"`
-		Offset int `json:"offset"`
-		Total  int `json:"total"`
-		Count  int `json:"count"`
-	} `json:"pagination"`
+	Data       []Payment  `json:"data"`
+	Pagination Pagination `json:"pagination"`
 }
 
 // ListPayments lists the merchant's payments in the client's environment, newest first.
 func (c *Client) ListPayments(ctx context.Context, opts ListOptions) (*PaymentList, error) {
-	q := url.Values{}
-	if opts.Limit > 0 {
-		q.Set("limit", strconv.Itoa(opts.Limit))
-	}
-	if opts.Offset > 0 {
-		q.Set("offset", strconv.Itoa(opts.Offset))
-	}
-	if opts.Status != "" {
-		q.Set("status", opts.Status)
-	}
-	if opts.MerchantRef != "" {
-		q.Set("merchant_ref", opts.MerchantRef)
-	}
-	path := "/api/v1/payments"
-	if len(q) > 0 {
-		path += "?" + q.Encode()
-	}
+	path := listPath("/api/v1/payments", opts.Limit, opts.Offset, "status", opts.Status, "merchant_ref", opts.MerchantRef)
 	out := &PaymentList{}
 	return out, c.call(ctx, http.MethodGet, path, nil, nil, out)
 }
@@ -371,4 +350,33 @@ func (c *Client) PushPayment(ctx context.Context, trxID, phone string) (*PushRes
 func (c *Client) SiteInfo(ctx context.Context) (map[string]any, error) {
 	out := map[string]any{}
 	return out, c.call(ctx, http.MethodGet, "/api/v1/site-info", nil, nil, &out)
+}
+
+// Pagination describes a page of a list.
+type Pagination struct {
+	Limit  int `json:"limit"`
+	Offset int `json:"offset"`
+	Total  int `json:"total"`
+	Count  int `json:"count"`
+}
+
+// listPath is a list's path with its paging (limit and offset when positive) and its non-empty
+// filters, given as name, value pairs, as the query.
+func listPath(path string, limit, offset int, filters ...string) string {
+	q := url.Values{}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	if offset > 0 {
+		q.Set("offset", strconv.Itoa(offset))
+	}
+	for i := 0; i+1 < len(filters); i += 2 {
+		if filters[i+1] != "" {
+			q.Set(filters[i], filters[i+1])
+		}
+	}
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	return path
 }

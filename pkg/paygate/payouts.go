@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"strconv"
 )
 
 // PayoutRequest is the body of POST /api/v1/payouts and /api/v1/payouts/preview. Amount is a
@@ -85,30 +84,9 @@ type PayoutList struct {
 	Pagination Pagination `json:"pagination"`
 }
 
-// Pagination describes a page of a list.
-type Pagination struct {
-	Limit  int `json:"limit"`
-	Offset int `json:"offset"`
-	Total  int `json:"total"`
-	Count  int `json:"count"`
-}
-
 // ListPayouts lists the merchant's payouts in the client's environment; Status filters.
 func (c *Client) ListPayouts(ctx context.Context, opts ListOptions) (*PayoutList, error) {
-	q := url.Values{}
-	if opts.Limit > 0 {
-		q.Set("limit", strconv.Itoa(opts.Limit))
-	}
-	if opts.Offset > 0 {
-		q.Set("offset", strconv.Itoa(opts.Offset))
-	}
-	if opts.Status != "" {
-		q.Set("status", opts.Status)
-	}
-	path := "/api/v1/payouts"
-	if len(q) > 0 {
-		path += "?" + q.Encode()
-	}
+	path := listPath("/api/v1/payouts", opts.Limit, opts.Offset, "status", opts.Status)
 	out := &PayoutList{}
 	return out, c.call(ctx, http.MethodGet, path, nil, nil, out)
 }
