@@ -19,6 +19,7 @@ import (
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/billing"
 	"github.com/paygate/paygate/internal/eligibility"
+	"github.com/paygate/paygate/internal/failpoint"
 	"github.com/paygate/paygate/internal/money"
 )
 
@@ -87,6 +88,7 @@ func (r *SubscriptionReconciler) charge(ctx context.Context, s *subscriptionScop
 	if err := r.saveInvoice(ctx, s); err != nil {
 		return ctrl.Result{}, fmt.Errorf("recording charge %s of invoice %s: %w", name, inv.Name, err)
 	}
+	failpoint.Hit(failpoint.ChargeRecorded)
 	sub.Status.NextChargeAt = nil
 	return r.sendCharge(ctx, s, name)
 }

@@ -22,6 +22,7 @@ import (
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/eligibility"
 	webhookevents "github.com/paygate/paygate/internal/events"
+	"github.com/paygate/paygate/internal/failpoint"
 	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/provider"
@@ -109,9 +110,10 @@ func (r *PaymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		}
 	}()
 	return runSteps(ctx, s,
-		r.resolveAttempt,
+		// A provider that cannot be asked does not keep a payment from expiring: expiry needs no
+		// answer from it (an attempt of unknown outcome holds the payment open by itself).
+		independent(r.resolveAttempt, r.expire),
 		r.startPush,
-		r.expire,
 	)
 }
 
@@ -154,17 +156,27 @@ func (r *PaymentReconciler) resolveAttempt(ctx context.Context, s *paymentScope)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	res, err := prov.PushStatus(ctx, a.Reference)
-	if errors.Is(err, provider.ErrNotFound) && a.Phase == paygatev1.AttemptInitiating {
+	res, err := prov.PushStatus(ctx, r.pushRequest(p, a))
+	switch {
+	case errors.Is(err, provider.ErrNotFound) && a.Phase == paygatev1.AttemptInitiating:
 		// The push was recorded but never reached the provider (a crash or a lost request):
 		// pushing now, with the same reference, is the first push it will see.
 		res, err = prov.Push(ctx, r.pushRequest(p, a))
+	case errors.Is(err, provider.ErrNotFound):
+		// Accepted, then forgotten: flag it and keep polling; expiry still ends the payment.
+		pushRecall(r.Recorder).forgot(p, p.Spec.Environment, &p.Status.Conditions, p.Generation, a.Reference)
+		return ctrl.Result{RequeueAfter: r.pollInterval()}, nil
 	}
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("asking the provider about attempt %s: %w", a.Reference, asProviderError(err))
 	}
+	pushRecall(r.Recorder).knows(&p.Status.Conditions, p.Generation)
 	r.applyResult(s, a, res)
 	return r.pollIfInFlight(p), nil
+}
+
+func pushRecall(rec events.EventRecorder) attemptRecall {
+	return attemptRecall{recorder: rec, operation: "push"}
 }
 
 // startPush answers a new push request: it records the attempt (written ahead), then pushes.
@@ -202,12 +214,14 @@ func (r *PaymentReconciler) startPush(ctx context.Context, s *paymentScope) (ctr
 	if err := s.patch.Patch(ctx, p); err != nil {
 		return ctrl.Result{}, fmt.Errorf("recording push attempt %s: %w", attempt.Reference, err)
 	}
+	failpoint.Hit(failpoint.PaymentAttemptRecorded)
 	prov, err := r.providerFor(ctx, p, gw.Code())
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	a := p.LatestAttempt()
 	res, err := prov.Push(ctx, r.pushRequest(p, a))
+	failpoint.Hit(failpoint.PaymentProviderAnswered)
 	if err != nil {
 		// Unknown outcome: the attempt stays Initiating and the next pass asks the provider.
 		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPushFailed, "Push", "Push %s through %s: outcome unknown, will ask the provider: %v", a.Reference, gw.Name, err)
@@ -329,6 +343,7 @@ func (r *PaymentReconciler) pushRequest(p *paygatev1.Payment, a *paygatev1.PushA
 	return provider.PushRequest{
 		Reference: a.Reference, Phone: phone, Amount: string(p.Spec.Amount), Currency: string(p.Spec.Currency),
 		Gateway: string(a.Gateway), Description: p.Spec.Description, CallbackURL: r.CallbackURL,
+		StartedAt: a.StartedAt.Time,
 	}
 }
 
@@ -404,7 +419,7 @@ func (r *PaymentReconciler) checkLateSettlement(ctx context.Context, patch *stat
 	if err != nil {
 		return err
 	}
-	res, err := prov.PushStatus(ctx, a.Reference)
+	res, err := prov.PushStatus(ctx, r.pushRequest(p, a))
 	if err != nil && !errors.Is(err, provider.ErrNotFound) {
 		return fmt.Errorf("asking the provider about attempt %s after a late callback: %w", a.Reference, asProviderError(err))
 	}

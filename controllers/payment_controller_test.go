@@ -166,6 +166,15 @@ var _ = Describe("Payment controller", Ordered, func() {
 		ambiguous := newPayment(ns, "duka", "trx-ambiguous", "5000", gw, "+255711000009")
 		Expect(k8s.Create(ctx, slow)).To(Succeed())
 		Expect(k8s.Create(ctx, ambiguous)).To(Succeed())
+		Eventually(func(g Gomega) {
+			a := getPayment(g, ambiguous).LatestAttempt()
+			g.Expect(a).NotTo(BeNil())
+			g.Expect(a.Phase).To(Equal(paygatev1.AttemptAmbiguous))
+		}).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(getPayment(g, ambiguous).Status.Phase).To(Equal(paygatev1.PaymentPending), "asked again, still ambiguous")
+		}, "1s").Should(Succeed())
+		clock.Step(6 * time.Second) // past the simulator's AmbiguousFor
 		done := waitPhase(ambiguous, paygatev1.PaymentSuccess)
 		Expect(done.Status.Attempts).To(HaveLen(1))
 		Expect(sandbox.Pushes(done.Status.Attempts[0].Reference)).To(Equal(1), "an ambiguous answer never causes a second push")
@@ -173,39 +182,62 @@ var _ = Describe("Payment controller", Ordered, func() {
 		Consistently(func(g Gomega) {
 			g.Expect(getPayment(g, slow).Status.Phase).To(Equal(paygatev1.PaymentPending))
 		}, "1s").Should(Succeed())
-		clock.Step(21 * time.Second)
+		clock.Step(15 * time.Second)
 		waitPhase(slow, paygatev1.PaymentSuccess)
 	})
 
-	It("pushes once across a crash between recording the attempt and calling the provider", func() {
+	It("finishes sandbox pushes in flight after a restart: the new simulator answers from the recorded attempt", func() {
 		Expect(env.StopManager()).To(Succeed())
 		DeferCleanup(func() {
-			if _, err := env.StartManager(managerOptions()); err != nil {
-				Expect(err.Error()).To(ContainSubstring("already running"))
-			}
+			Expect(env.StopManager()).To(Succeed())
+			_, err := env.StartManager(managerOptions())
+			Expect(err).NotTo(HaveOccurred())
 		})
-		// Two payments whose attempts were recorded by a manager that then died: the first
-		// before the provider heard of it, the second after.
+		// Three payments whose attempts a manager recorded before it died: one it never pushed
+		// (Initiating), one its simulator accepted (Pending), and one to a customer who never
+		// answers, whose checkout has expired meanwhile.
 		lost := newPayment(ns, "duka", "trx-lost", "5000", gw, "+255712345678")
-		reached := newPayment(ns, "duka", "trx-reached", "5000", gw, "+255712345678")
-		for _, p := range []*paygatev1.Payment{lost, reached} {
+		accepted := newPayment(ns, "duka", "trx-accepted", "5000", gw, "+255712345678")
+		stranded := newPayment(ns, "duka", "trx-stranded", "5000", gw, "+255711000004")
+		stranded.Spec.ExpiresAt = metav1.NewTime(clock.Now().Add(time.Minute))
+		for _, p := range []*paygatev1.Payment{lost, accepted, stranded} {
 			Expect(k8s.Create(ctx, p)).To(Succeed())
+			phase := paygatev1.AttemptPending
+			if p == lost {
+				phase = paygatev1.AttemptInitiating
+			}
 			p.Status = paygatev1.PaymentStatus{Phase: paygatev1.PaymentPending, Attempts: []paygatev1.PushAttempt{{
 				Sequence: 1, Reference: ns + "." + p.Name + ".1", Gateway: gw.Code(),
-				Phase: paygatev1.AttemptInitiating, Fees: gw.Spec.Fees, StartedAt: metav1.NewMicroTime(clock.Now()),
+				Phase: phase, Fees: gw.Spec.Fees, StartedAt: metav1.NewMicroTime(clock.Now()),
 			}}}
 			Expect(k8s.Status().Update(ctx, p)).To(Succeed())
 		}
-		_, err := sandbox.Push(ctx, provider.PushRequest{Reference: ns + ".trx-reached.1", Phone: "+255712345678", Amount: "5000", Currency: "TZS"})
-		Expect(err).NotTo(HaveOccurred())
+		clock.Step(2 * time.Minute)
 
-		_, err = env.StartManager(managerOptions())
+		// A new process: its simulator has never heard of any of them.
+		restarted := provider.NewSandbox(provider.SandboxOptions{Clock: clock.Now})
+		opts := managerOptions()
+		opts.Providers = &provider.Registry{Sandbox: restarted}
+		_, err := env.StartManager(opts)
 		Expect(err).NotTo(HaveOccurred())
-		for _, p := range []*paygatev1.Payment{lost, reached} {
+		for _, p := range []*paygatev1.Payment{lost, accepted} {
 			done := waitPhase(p, paygatev1.PaymentSuccess)
-			Expect(done.Status.Attempts).To(HaveLen(1))
-			Expect(sandbox.Pushes(ns+"."+p.Name+".1")).To(Equal(1), p.Name)
+			Expect(done.Status.Attempts).To(HaveLen(1), p.Name)
+			Expect(restarted.Pushes(ns+"."+p.Name+".1")).To(BeZero(), "%s: nothing is pushed again", p.Name)
 		}
+		done := waitPhase(stranded, paygatev1.PaymentFailed)
+		Expect(done.Status.Reason).To(Equal(string(paygatev1.FailureExpiredSession)))
+		Eventually(func(g Gomega) {
+			var deliveries paygatev1.WebhookDeliveryList
+			g.Expect(k8s.List(ctx, &deliveries, client.InNamespace(ns))).To(Succeed())
+			var types []string
+			for _, d := range deliveries.Items {
+				if d.Spec.Source.Name == stranded.Name {
+					types = append(types, string(d.Spec.EventType))
+				}
+			}
+			g.Expect(types).To(ConsistOf("payment.failed"), "the expired payment's webhook event")
+		}).Should(Succeed())
 	})
 
 	It("settles 200 concurrent payments and the balance equals the sum of their net amounts", func() {

@@ -166,7 +166,7 @@ func (stuckProviders) For(context.Context, *paygatev1.Gateway, paygatev1.Environ
 
 type stuckProvider struct{ provider.Provider }
 
-func (stuckProvider) PushStatus(context.Context, string) (provider.Result, error) {
+func (stuckProvider) PushStatus(context.Context, provider.PushRequest) (provider.Result, error) {
 	return provider.Result{Status: provider.StatusAmbiguous}, nil
 }
 

@@ -43,7 +43,7 @@ func (s stubProvider) Push(context.Context, provider.PushRequest) (provider.Resu
 	return s.answer()
 }
 
-func (s stubProvider) PushStatus(context.Context, string) (provider.Result, error) {
+func (s stubProvider) PushStatus(context.Context, provider.PushRequest) (provider.Result, error) {
 	return s.answer()
 }
 
@@ -51,7 +51,7 @@ func (s stubProvider) Disburse(context.Context, provider.DisbursementRequest) (p
 	return provider.Result{}, errors.New("not used")
 }
 
-func (s stubProvider) DisbursementStatus(context.Context, string) (provider.Result, error) {
+func (s stubProvider) DisbursementStatus(context.Context, provider.DisbursementRequest) (provider.Result, error) {
 	return provider.Result{}, errors.New("not used")
 }
 

@@ -20,6 +20,7 @@ import (
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	webhookevents "github.com/paygate/paygate/internal/events"
+	"github.com/paygate/paygate/internal/failpoint"
 	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/payouts"
 	"github.com/paygate/paygate/internal/provider"
@@ -146,15 +147,22 @@ func (r *PayoutReconciler) resolveAttempt(ctx context.Context, s *payoutScope) (
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	res, err := prov.DisbursementStatus(ctx, a.Reference)
-	if errors.Is(err, provider.ErrNotFound) && a.Phase == paygatev1.AttemptInitiating {
+	res, err := prov.DisbursementStatus(ctx, r.disbursementRequest(p))
+	recall := attemptRecall{recorder: r.Recorder, operation: "disbursement"}
+	switch {
+	case errors.Is(err, provider.ErrNotFound) && a.Phase == paygatev1.AttemptInitiating:
 		// Recorded but never received (a crash or a lost request): disbursing now, with the same
 		// reference, is the first disbursement the provider sees.
 		res, err = prov.Disburse(ctx, r.disbursementRequest(p))
+	case errors.Is(err, provider.ErrNotFound):
+		// Accepted, then forgotten: flag it and keep asking; AmbiguousTooLong brings an operator.
+		recall.forgot(p, p.Spec.Environment, &p.Status.Conditions, p.Generation, a.Reference)
+		return ctrl.Result{RequeueAfter: r.pollInterval()}, nil
 	}
 	if err != nil {
 		return ctrl.Result{}, asProviderError(fmt.Errorf("asking the provider about disbursement %s: %w", a.Reference, err))
 	}
+	recall.knows(&p.Status.Conditions, p.Generation)
 	r.applyResult(s, res)
 	return r.pollIfInFlight(p), nil
 }
@@ -192,11 +200,13 @@ func (r *PayoutReconciler) disburse(ctx context.Context, s *payoutScope) (ctrl.R
 	if err := s.patch.Patch(ctx, p); err != nil {
 		return ctrl.Result{}, fmt.Errorf("recording disbursement %s: %w", p.Status.Attempt.Reference, err)
 	}
+	failpoint.Hit(failpoint.PayoutAttemptRecorded)
 	prov, err := r.providerFor(ctx, p)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	res, err := prov.Disburse(ctx, r.disbursementRequest(p))
+	failpoint.Hit(failpoint.PayoutProviderAnswered)
 	if err != nil {
 		// Unknown outcome: the attempt stays Initiating and the next pass asks the provider.
 		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonDisbursementUnknown, "Disburse",
@@ -330,7 +340,7 @@ func (r *PayoutReconciler) disbursementRequest(p *paygatev1.Payout) provider.Dis
 	return provider.DisbursementRequest{
 		Reference: p.Status.Attempt.Reference, Phone: string(p.Spec.Destination),
 		Amount: string(p.Spec.PayableAmount), RequestedAmount: string(p.Spec.Amount), Currency: string(p.Spec.Currency),
-		Gateway: string(p.Spec.Gateway), CallbackURL: r.CallbackURL,
+		Gateway: string(p.Spec.Gateway), CallbackURL: r.CallbackURL, StartedAt: p.Status.Attempt.StartedAt.Time,
 	}
 }
 

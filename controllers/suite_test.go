@@ -28,7 +28,7 @@ var (
 	// clock drives the payment controller and the sandbox simulator: tests advance it instead of
 	// sleeping through checkout lifetimes.
 	clock   = testenv.NewClock()
-	sandbox = provider.NewSandbox(provider.SandboxOptions{Clock: clock.Now, SlowAfter: 20 * time.Second, AmbiguousQueries: 2})
+	sandbox = provider.NewSandbox(provider.SandboxOptions{Clock: clock.Now, SlowAfter: 20 * time.Second, AmbiguousFor: 5 * time.Second})
 
 	// payoutAmbiguousAfter is the manager's --payout-ambiguous-after.
 	payoutAmbiguousAfter = 5 * time.Minute

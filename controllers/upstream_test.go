@@ -5,13 +5,18 @@ package controllers_test
 
 import (
 	"net/http"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/controllers"
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/test/fakeupstream"
 )
@@ -107,5 +112,46 @@ var _ = Describe("Upstream provider", func() {
 		fake.Recover()
 		done := waitPhase(p, paygatev1.PaymentSuccess)
 		Expect(fake.PushesFor(done.Status.Attempts[0].Reference)).To(Equal(1))
+	})
+
+	It("flags an attempt the provider forgets, and expires the payment while the provider is down", func() {
+		fake.Script("+255712000401", fakeupstream.Scenario{SettleAfter: time.Hour})
+		p := productionPayment(ns, "trx-forgotten", gw, "+255712000401")
+		Expect(k8s.Create(ctx, p)).To(Succeed())
+		Eventually(func(g Gomega) {
+			a := getPayment(g, p).LatestAttempt()
+			g.Expect(a).NotTo(BeNil())
+			g.Expect(a.Phase).To(Equal(paygatev1.AttemptPending))
+		}).Should(Succeed())
+		forgotten := testutil.ToFloat64(metrics.ForgottenAttempts.WithLabelValues("push", "production"))
+
+		By("raising a condition, an event and a metric when the provider forgets it")
+		fake.Forget()
+		Eventually(func(g Gomega) {
+			cur := getPayment(g, p)
+			c := meta.FindStatusCondition(cur.Status.Conditions, paygatev1.ConditionProviderForgotAttempt)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Reason).To(Equal(controllers.ReasonProviderForgotAttempt))
+			g.Expect(cur.Status.Phase).To(Equal(paygatev1.PaymentPending))
+		}).Should(Succeed())
+		Eventually(func() []string { return eventReasons(ns, p.Name) }).Should(ContainElement(controllers.ReasonProviderForgotAttempt))
+		Expect(testutil.ToFloat64(metrics.ForgottenAttempts.WithLabelValues("push", "production"))).To(Equal(forgotten + 1))
+		Consistently(func() int {
+			n := 0
+			for _, r := range eventReasons(ns, p.Name) {
+				if r == controllers.ReasonProviderForgotAttempt {
+					n++
+				}
+			}
+			return n
+		}, "1s").Should(Equal(1), "one event while the condition stays on, not one per poll")
+
+		By("expiring it at its deadline although the provider cannot be asked")
+		fake.Fail(http.StatusServiceUnavailable)
+		clock.Step(31 * time.Minute)
+		done := waitPhase(p, paygatev1.PaymentFailed)
+		Expect(done.Status.Reason).To(Equal(string(paygatev1.FailureExpiredSession)))
+		Expect(fake.PushesFor(done.Status.Attempts[0].Reference)).To(Equal(1), "never pushed again")
 	})
 })

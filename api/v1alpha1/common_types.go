@@ -56,6 +56,10 @@ const (
 
 	// ConditionReady summarises an object's health.
 	ConditionReady = "Ready"
+	// ConditionProviderForgotAttempt on a Payment or Payout: the provider had accepted the
+	// attempt and now answers that it knows no operation with its reference. Money may or may
+	// not have moved; an operator checks with the provider (docs/payments.md, docs/payouts.md).
+	ConditionProviderForgotAttempt = "ProviderForgotAttempt"
 )
 
 // Owner is the merchant and environment a payment belongs to; the apiserver shows an object only

@@ -61,9 +61,15 @@ var (
 		Help:    "Time from a payout's disbursement recorded to the provider confirming it paid, by environment.",
 		Buckets: prometheus.ExponentialBuckets(0.05, 3, 10),
 	}, []string{"environment"})
+
+	// ForgottenAttempts counts attempts a provider had accepted and then said it did not know.
+	ForgottenAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "paygate_provider_forgotten_attempts_total",
+		Help: "Attempts the provider had accepted and later answered it knows nothing of (an operator checks them), by operation (push, disbursement) and environment.",
+	}, []string{"operation", "environment"})
 )
 
 func init() {
 	crmetrics.Registry.MustRegister(PaymentsSettled, LateSettlements, ProviderRequests, ProviderLatency, WebhookAttempts, WebhooksAbandoned,
-		Payouts, DisbursementLatency)
+		Payouts, DisbursementLatency, ForgottenAttempts)
 }

@@ -39,9 +39,9 @@ func (i instrumented) Push(ctx context.Context, req PushRequest) (Result, error)
 	return res, err
 }
 
-func (i instrumented) PushStatus(ctx context.Context, reference string) (Result, error) {
+func (i instrumented) PushStatus(ctx context.Context, req PushRequest) (Result, error) {
 	start := time.Now()
-	res, err := i.p.PushStatus(ctx, reference)
+	res, err := i.p.PushStatus(ctx, req)
 	i.observe("push_status", start, res, err)
 	return res, err
 }
@@ -53,9 +53,9 @@ func (i instrumented) Disburse(ctx context.Context, req DisbursementRequest) (Re
 	return res, err
 }
 
-func (i instrumented) DisbursementStatus(ctx context.Context, reference string) (Result, error) {
+func (i instrumented) DisbursementStatus(ctx context.Context, req DisbursementRequest) (Result, error) {
 	start := time.Now()
-	res, err := i.p.DisbursementStatus(ctx, reference)
+	res, err := i.p.DisbursementStatus(ctx, req)
 	i.observe("disbursement_status", start, res, err)
 	return res, err
 }

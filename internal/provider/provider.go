@@ -12,6 +12,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"time"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 )
@@ -53,6 +54,9 @@ type PushRequest struct {
 	Description string
 	// CallbackURL receives the provider's result (upstream only).
 	CallbackURL string
+	// StartedAt is when the attempt was recorded (written ahead). Status queries carry it; the
+	// sandbox derives its answer from it, an upstream provider from its own records.
+	StartedAt time.Time
 }
 
 // DisbursementRequest sends money to a mobile number (payouts).
@@ -70,6 +74,8 @@ type DisbursementRequest struct {
 	RequestedAmount string
 	Gateway         string
 	CallbackURL     string
+	// StartedAt is when the attempt was recorded (see PushRequest.StartedAt).
+	StartedAt time.Time
 }
 
 // Result is what the provider says about an operation.
@@ -90,10 +96,11 @@ type Result struct {
 
 // Provider moves money. Implementations are safe for concurrent use. An error (other than
 // ErrNotFound from a status query) means the outcome is unknown: the caller asks again by
-// status query, never by a new push or disbursement.
+// status query, never by a new push or disbursement. A status query carries the request the
+// attempt was recorded with (the operation is identified by its Reference).
 type Provider interface {
 	Push(ctx context.Context, req PushRequest) (Result, error)
-	PushStatus(ctx context.Context, reference string) (Result, error)
+	PushStatus(ctx context.Context, req PushRequest) (Result, error)
 	Disburse(ctx context.Context, req DisbursementRequest) (Result, error)
-	DisbursementStatus(ctx context.Context, reference string) (Result, error)
+	DisbursementStatus(ctx context.Context, req DisbursementRequest) (Result, error)
 }

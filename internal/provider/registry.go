@@ -66,14 +66,14 @@ func (s simulatedProduction) Push(ctx context.Context, req PushRequest) (Result,
 	return mark(s.p.Push(ctx, req))
 }
 
-func (s simulatedProduction) PushStatus(ctx context.Context, reference string) (Result, error) {
-	return mark(s.p.PushStatus(ctx, reference))
+func (s simulatedProduction) PushStatus(ctx context.Context, req PushRequest) (Result, error) {
+	return mark(s.p.PushStatus(ctx, req))
 }
 
 func (s simulatedProduction) Disburse(ctx context.Context, req DisbursementRequest) (Result, error) {
 	return mark(s.p.Disburse(ctx, req))
 }
 
-func (s simulatedProduction) DisbursementStatus(ctx context.Context, reference string) (Result, error) {
-	return mark(s.p.DisbursementStatus(ctx, reference))
+func (s simulatedProduction) DisbursementStatus(ctx context.Context, req DisbursementRequest) (Result, error) {
+	return mark(s.p.DisbursementStatus(ctx, req))
 }

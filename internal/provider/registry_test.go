@@ -54,7 +54,7 @@ func TestRegistryNeverSimulatesProductionUnlessTheGatewayOptedIn(t *testing.T) {
 		if err != nil || res.Remark != tc.remark {
 			t.Errorf("%s: push = %+v, %v; want remark %q", tc.name, res, err, tc.remark)
 		}
-		if res, err = p.PushStatus(ctx, ref); err != nil || res.Remark != tc.remark || res.Status != StatusSuccess {
+		if res, err = p.PushStatus(ctx, PushRequest{Reference: ref, Phone: "+255712345678"}); err != nil || res.Remark != tc.remark || res.Status != StatusSuccess {
 			t.Errorf("%s: push status = %+v, %v; want success with remark %q", tc.name, res, err, tc.remark)
 		}
 		if got := upstream.Pushes(ref) == 1; got != tc.toUpstream {

@@ -37,26 +37,22 @@ type SandboxOptions struct {
 	ApproveAfter time.Duration
 	// SlowAfter is how long the slow-success number takes (default 20 s).
 	SlowAfter time.Duration
-	// AmbiguousQueries is how many status queries the ambiguous number answers AMBIGUOUS
-	// (default 2).
-	AmbiguousQueries int
+	// AmbiguousFor is how long the ambiguous number answers AMBIGUOUS after the attempt started
+	// (default 5 s), then SUCCESS.
+	AmbiguousFor time.Duration
 }
 
-// Sandbox simulates the provider in process: no money moves. It remembers operations in memory,
-// so after a restart it has none and status queries answer ErrNotFound (the caller then pushes
-// again with the same reference, which is safe: the first push never reached it).
+// Sandbox simulates the provider in process: no money moves. It keeps no state that matters:
+// every answer is a function of what the caller recorded about the operation (its reference,
+// the customer's number or the payout amount, and when the attempt started) and of the clock, so
+// any process, a restarted manager or a new leader, answers the same about the same attempt
+// (docs/sandbox.md, Restarts). It treats every recorded attempt as received. It counts the calls
+// it receives, per process, for tests.
 type Sandbox struct {
 	opts SandboxOptions
 	mu   sync.Mutex
-	ops  map[string]*sandboxOp
-	// pushes counts Push and Disburse calls by kind and reference, for tests.
-	pushes map[string]int
-}
-
-type sandboxOp struct {
-	at      time.Time
-	magic   string // a Magic* value, or "" for the ordinary outcome
-	queries int
+	// calls counts Push and Disburse calls by kind and reference, for tests.
+	calls map[string]int
 }
 
 // NewSandbox returns a simulator.
@@ -67,35 +63,26 @@ func NewSandbox(opts SandboxOptions) *Sandbox {
 	if opts.SlowAfter == 0 {
 		opts.SlowAfter = 20 * time.Second
 	}
-	if opts.AmbiguousQueries == 0 {
-		opts.AmbiguousQueries = 2
+	if opts.AmbiguousFor == 0 {
+		opts.AmbiguousFor = 5 * time.Second
 	}
-	return &Sandbox{opts: opts, ops: map[string]*sandboxOp{}, pushes: map[string]int{}}
+	return &Sandbox{opts: opts, calls: map[string]int{}}
 }
 
-// start records an operation; magicKey (a Magic* value or "") chooses its outcome.
-func (s *Sandbox) start(kind, reference, magicKey string) Result {
+// start counts an operation; it is accepted, as the simulator's customers always get the prompt.
+func (s *Sandbox) start(kind, reference string) Result {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	key := kind + "/" + reference
-	s.pushes[key]++
-	if _, ok := s.ops[key]; !ok {
-		s.ops[key] = &sandboxOp{at: s.opts.Clock(), magic: magicKey}
-	}
+	s.calls[kind+"/"+reference]++
+	s.mu.Unlock()
 	return Result{Status: StatusPending, ProviderReference: "sbx-" + reference, Remark: SandboxRemark}
 }
 
-func (s *Sandbox) status(kind, reference string) (Result, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	op, ok := s.ops[kind+"/"+reference]
-	if !ok {
-		return Result{}, ErrNotFound
-	}
-	op.queries++
+// outcome is the simulator's answer about an operation that started at startedAt and whose
+// outcome magicKey (a Magic* value or "") chooses.
+func (s *Sandbox) outcome(reference, magicKey string, startedAt time.Time) Result {
 	res := Result{Status: StatusSuccess, ProviderReference: "sbx-" + reference, Remark: SandboxRemark}
-	elapsed := s.opts.Clock().Sub(op.at)
-	switch op.magic {
+	elapsed := s.opts.Clock().Sub(startedAt)
+	switch magicKey {
 	case MagicInsufficientFunds:
 		res.Status, res.Code = StatusFailed, paygatev1.FailureInsufficientFunds
 	case MagicDeclined:
@@ -111,7 +98,7 @@ func (s *Sandbox) status(kind, reference string) (Result, error) {
 			res.Status = StatusPending
 		}
 	case MagicAmbiguous:
-		if op.queries <= s.opts.AmbiguousQueries {
+		if elapsed < s.opts.AmbiguousFor {
 			res.Status = StatusAmbiguous
 		}
 	default:
@@ -119,7 +106,7 @@ func (s *Sandbox) status(kind, reference string) (Result, error) {
 			res.Status = StatusPending
 		}
 	}
-	return res, nil
+	return res
 }
 
 func magic(phone string) string {
@@ -152,41 +139,34 @@ func PayoutMagic(amount string) string {
 
 // Push simulates a USSD push.
 func (s *Sandbox) Push(_ context.Context, req PushRequest) (Result, error) {
-	return s.start("push", req.Reference, magic(strings.TrimSpace(req.Phone))), nil
+	return s.start("push", req.Reference), nil
 }
 
-// PushStatus reports a simulated push.
-func (s *Sandbox) PushStatus(_ context.Context, reference string) (Result, error) {
-	return s.status("push", reference)
+// PushStatus reports a simulated push from the request the attempt recorded.
+func (s *Sandbox) PushStatus(_ context.Context, req PushRequest) (Result, error) {
+	return s.outcome(req.Reference, magic(strings.TrimSpace(req.Phone)), req.StartedAt), nil
 }
 
 // Disburse simulates a payout.
 func (s *Sandbox) Disburse(_ context.Context, req DisbursementRequest) (Result, error) {
-	return s.start("disburse", req.Reference, PayoutMagic(req.RequestedAmount)), nil
+	return s.start("disburse", req.Reference), nil
 }
 
-// DisbursementStatus reports a simulated payout.
-func (s *Sandbox) DisbursementStatus(_ context.Context, reference string) (Result, error) {
-	return s.status("disburse", reference)
+// DisbursementStatus reports a simulated payout from the request the attempt recorded.
+func (s *Sandbox) DisbursementStatus(_ context.Context, req DisbursementRequest) (Result, error) {
+	return s.outcome(req.Reference, PayoutMagic(req.RequestedAmount), req.StartedAt), nil
 }
 
-// Pushes is how many Push calls the simulator received for reference.
+// Pushes is how many Push calls this simulator received for reference.
 func (s *Sandbox) Pushes(reference string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.pushes["push/"+reference]
+	return s.calls["push/"+reference]
 }
 
-// Disbursements is how many Disburse calls the simulator received for reference.
+// Disbursements is how many Disburse calls this simulator received for reference.
 func (s *Sandbox) Disbursements(reference string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.pushes["disburse/"+reference]
-}
-
-// Forget drops every operation, as a restart of the simulator would.
-func (s *Sandbox) Forget() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.ops = map[string]*sandboxOp{}
+	return s.calls["disburse/"+reference]
 }

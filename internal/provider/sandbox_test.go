@@ -5,7 +5,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -41,60 +40,94 @@ func TestPayoutMagic(t *testing.T) {
 	}
 }
 
-func TestSandboxDisbursement(t *testing.T) {
+// TestSandboxAnswersFromTheRecord: every answer is a function of the recorded request and the
+// clock, so a second simulator (a restarted manager, a new leader) that never saw the push or
+// the disbursement answers exactly as the first.
+func TestSandboxAnswersFromTheRecord(t *testing.T) {
 	ctx := context.Background()
-	now := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
-	sb := NewSandbox(SandboxOptions{Clock: func() time.Time { return now }, SlowAfter: 20 * time.Second, AmbiguousQueries: 2})
+	started := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+	now := started
+	clock := func() time.Time { return now }
+	opts := SandboxOptions{Clock: clock, SlowAfter: 20 * time.Second, AmbiguousFor: 5 * time.Second}
+	first, restarted := NewSandbox(opts), NewSandbox(opts)
+	type answer struct {
+		status Status
+		code   paygatev1.FailureCode
+	}
 	tests := []struct {
-		amount string
-		// answers are the statuses of the first three status queries.
-		answers [3]Status
-		code    paygatev1.FailureCode
+		name   string
+		push   *PushRequest
+		payout *DisbursementRequest
+		// at start, 6 s later (past AmbiguousFor), 21 s later (past SlowAfter)
+		want [3]answer
 	}{
-		{"5000.00", [3]Status{StatusSuccess, StatusSuccess, StatusSuccess}, ""},
-		{"1001.00", [3]Status{StatusFailed, StatusFailed, StatusFailed}, paygatev1.FailureInvalidAccount},
-		{"1002.00", [3]Status{StatusFailed, StatusFailed, StatusFailed}, paygatev1.FailurePaymentDeclined},
-		{"1004.00", [3]Status{StatusPending, StatusPending, StatusPending}, ""},
-		{"1005.00", [3]Status{StatusPending, StatusPending, StatusPending}, ""},
-		{"1009.00", [3]Status{StatusAmbiguous, StatusAmbiguous, StatusSuccess}, ""},
+		{"ordinary number", &PushRequest{Phone: "+255712345678"}, nil, [3]answer{{StatusSuccess, ""}, {StatusSuccess, ""}, {StatusSuccess, ""}}},
+		{"insufficient funds", &PushRequest{Phone: "+255711000001"}, nil, [3]answer{{StatusFailed, paygatev1.FailureInsufficientFunds}, {StatusFailed, paygatev1.FailureInsufficientFunds}, {StatusFailed, paygatev1.FailureInsufficientFunds}}},
+		{"declined", &PushRequest{Phone: "+255711000002"}, nil, [3]answer{{StatusFailed, paygatev1.FailurePaymentDeclined}, {StatusFailed, paygatev1.FailurePaymentDeclined}, {StatusFailed, paygatev1.FailurePaymentDeclined}}},
+		{"cancelled", &PushRequest{Phone: "+254711000003"}, nil, [3]answer{{StatusFailed, paygatev1.FailureCustomerCancelled}, {StatusFailed, paygatev1.FailureCustomerCancelled}, {StatusFailed, paygatev1.FailureCustomerCancelled}}},
+		{"no answer", &PushRequest{Phone: "+255711000004"}, nil, [3]answer{{StatusPending, ""}, {StatusPending, ""}, {StatusPending, ""}}},
+		{"slow", &PushRequest{Phone: "+255711000005"}, nil, [3]answer{{StatusPending, ""}, {StatusPending, ""}, {StatusSuccess, ""}}},
+		{"ambiguous", &PushRequest{Phone: "+255711000009"}, nil, [3]answer{{StatusAmbiguous, ""}, {StatusSuccess, ""}, {StatusSuccess, ""}}},
+		// The payable amount (after the payout fee) does not choose; the requested amount does.
+		{"payout", nil, &DisbursementRequest{Amount: "4950.00", RequestedAmount: "5000.00"}, [3]answer{{StatusSuccess, ""}, {StatusSuccess, ""}, {StatusSuccess, ""}}},
+		{"payout to an invalid account", nil, &DisbursementRequest{Amount: "4950.00", RequestedAmount: "1001.00"}, [3]answer{{StatusFailed, paygatev1.FailureInvalidAccount}, {StatusFailed, paygatev1.FailureInvalidAccount}, {StatusFailed, paygatev1.FailureInvalidAccount}}},
+		{"payout declined", nil, &DisbursementRequest{RequestedAmount: "1002.00"}, [3]answer{{StatusFailed, paygatev1.FailurePaymentDeclined}, {StatusFailed, paygatev1.FailurePaymentDeclined}, {StatusFailed, paygatev1.FailurePaymentDeclined}}},
+		{"payout never answered", nil, &DisbursementRequest{RequestedAmount: "1004.00"}, [3]answer{{StatusPending, ""}, {StatusPending, ""}, {StatusPending, ""}}},
+		{"slow payout", nil, &DisbursementRequest{RequestedAmount: "1005.00"}, [3]answer{{StatusPending, ""}, {StatusPending, ""}, {StatusSuccess, ""}}},
+		{"ambiguous payout", nil, &DisbursementRequest{RequestedAmount: "1009.00"}, [3]answer{{StatusAmbiguous, ""}, {StatusSuccess, ""}, {StatusSuccess, ""}}},
 	}
 	for _, tt := range tests {
-		ref := "ns.payout-" + tt.amount
-		if _, err := sb.DisbursementStatus(ctx, ref); !errors.Is(err, ErrNotFound) {
-			t.Fatalf("%s: status before the disbursement = %v, want ErrNotFound", tt.amount, err)
-		}
-		// The payable amount (after the payout fee) does not choose; the requested amount does.
-		res, err := sb.Disburse(ctx, DisbursementRequest{Reference: ref, Phone: "+255712345678", Amount: "4950.00", RequestedAmount: tt.amount, Currency: "TZS"})
-		if err != nil || res.Status != StatusPending || res.Remark != SandboxRemark {
-			t.Fatalf("%s: Disburse = %+v, %v", tt.amount, res, err)
-		}
-		for i, want := range tt.answers {
-			res, err := sb.DisbursementStatus(ctx, ref)
-			if err != nil || res.Status != want || res.Remark != SandboxRemark {
-				t.Errorf("%s: status query %d = %+v, %v; want %s", tt.amount, i+1, res, err, want)
+		ref := "ns." + tt.name + ".1"
+		ask := func(sb *Sandbox) (Result, error) {
+			if tt.push != nil {
+				req := *tt.push
+				req.Reference, req.StartedAt = ref, started
+				return sb.PushStatus(ctx, req)
 			}
-			if want == StatusFailed && res.Code != tt.code {
-				t.Errorf("%s: code = %s, want %s", tt.amount, res.Code, tt.code)
+			req := *tt.payout
+			req.Reference, req.StartedAt = ref, started
+			return sb.DisbursementStatus(ctx, req)
+		}
+		// The first simulator receives the operation; the restarted one never does.
+		var res Result
+		var err error
+		if tt.push != nil {
+			res, err = first.Push(ctx, PushRequest{Reference: ref, Phone: tt.push.Phone})
+		} else {
+			res, err = first.Disburse(ctx, DisbursementRequest{Reference: ref, RequestedAmount: tt.payout.RequestedAmount})
+		}
+		if err != nil || res.Status != StatusPending || res.Remark != SandboxRemark || res.ProviderReference != "sbx-"+ref {
+			t.Fatalf("%s: accepted as %+v, %v", tt.name, res, err)
+		}
+		for i, at := range []time.Duration{0, 6 * time.Second, 21 * time.Second} {
+			now = started.Add(at)
+			for _, sb := range []*Sandbox{first, restarted} {
+				res, err := ask(sb)
+				if err != nil || res.Status != tt.want[i].status || res.Code != tt.want[i].code || res.Remark != SandboxRemark {
+					t.Errorf("%s at +%s: %+v, %v; want %s %s", tt.name, at, res, err, tt.want[i].status, tt.want[i].code)
+				}
 			}
 		}
-		// A repeat with the same reference is the same disbursement.
-		if _, err := sb.Disburse(ctx, DisbursementRequest{Reference: ref, RequestedAmount: "5000.00"}); err != nil {
-			t.Fatal(err)
-		}
-		if n := sb.Disbursements(ref); n != 2 {
-			t.Errorf("%s: Disbursements = %d, want 2 calls", tt.amount, n)
-		}
+		now = started
 	}
-	// The slow one succeeds once SlowAfter has passed.
-	now = now.Add(21 * time.Second)
-	if res, _ := sb.DisbursementStatus(ctx, "ns.payout-1005.00"); res.Status != StatusSuccess {
-		t.Errorf("slow payout after SlowAfter: %s, want SUCCESS", res.Status)
+	if first.Pushes("ns.ordinary number.1") != 1 || restarted.Pushes("ns.ordinary number.1") != 0 || first.Disbursements("ns.payout.1") != 1 {
+		t.Error("the simulator counts the calls it received, per process")
 	}
-	// A repeated disbursement kept the outcome of the first.
-	if res, _ := sb.DisbursementStatus(ctx, "ns.payout-1001.00"); res.Status != StatusFailed {
-		t.Errorf("repeated disbursement changed the outcome to %s", res.Status)
-	}
-	if sb.Pushes("ns.payout-5000.00") != 0 {
+	if first.Pushes("ns.payout.1") != 0 {
 		t.Error("a disbursement counted as a push")
+	}
+}
+
+func TestSandboxApproveAfter(t *testing.T) {
+	started := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+	now := started.Add(9 * time.Second)
+	sb := NewSandbox(SandboxOptions{Clock: func() time.Time { return now }, ApproveAfter: 10 * time.Second})
+	req := PushRequest{Reference: "ns.trx.1", Phone: "+255712345678", StartedAt: started}
+	if res, _ := sb.PushStatus(context.Background(), req); res.Status != StatusPending {
+		t.Errorf("before ApproveAfter: %s, want PENDING", res.Status)
+	}
+	now = started.Add(10 * time.Second)
+	if res, _ := sb.PushStatus(context.Background(), req); res.Status != StatusSuccess {
+		t.Errorf("at ApproveAfter: %s, want SUCCESS", res.Status)
 	}
 }

@@ -203,8 +203,8 @@ func (p *Upstream) Push(ctx context.Context, req PushRequest) (Result, error) {
 }
 
 // PushStatus implements Provider: GET /v1/collections/{reference}.
-func (p *Upstream) PushStatus(ctx context.Context, reference string) (Result, error) {
-	return p.status(ctx, collectionsPath, reference)
+func (p *Upstream) PushStatus(ctx context.Context, req PushRequest) (Result, error) {
+	return p.status(ctx, collectionsPath, req.Reference)
 }
 
 // Disburse implements Provider: POST /v1/disbursements.
@@ -220,8 +220,8 @@ func (p *Upstream) Disburse(ctx context.Context, req DisbursementRequest) (Resul
 }
 
 // DisbursementStatus implements Provider: GET /v1/disbursements/{reference}.
-func (p *Upstream) DisbursementStatus(ctx context.Context, reference string) (Result, error) {
-	return p.status(ctx, disbursementsPath, reference)
+func (p *Upstream) DisbursementStatus(ctx context.Context, req DisbursementRequest) (Result, error) {
+	return p.status(ctx, disbursementsPath, req.Reference)
 }
 
 func (p *Upstream) create(ctx context.Context, path string, body upstreamRequest) (Result, error) {

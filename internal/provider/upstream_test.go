@@ -91,13 +91,13 @@ func calls(reference string) []call {
 			return u.Push(ctx, PushRequest{Reference: reference, Phone: "+255712345678", Amount: "1500.00", Currency: "TZS", Gateway: "MPESA_TZ", Description: "Order 7", CallbackURL: "https://paygate.example/internal/provider/callback"})
 		}, http.MethodPost, "/api/v1/collections"},
 		{"PushStatus", func(ctx context.Context, u *Upstream) (Result, error) {
-			return u.PushStatus(ctx, reference)
+			return u.PushStatus(ctx, PushRequest{Reference: reference})
 		}, http.MethodGet, "/api/v1/collections/" + reference},
 		{"Disburse", func(ctx context.Context, u *Upstream) (Result, error) {
 			return u.Disburse(ctx, DisbursementRequest{Reference: reference, Phone: "+255712345678", Amount: "1500.00", Currency: "TZS", Gateway: "MPESA_TZ", CallbackURL: "https://paygate.example/cb"})
 		}, http.MethodPost, "/api/v1/disbursements"},
 		{"DisbursementStatus", func(ctx context.Context, u *Upstream) (Result, error) {
-			return u.DisbursementStatus(ctx, reference)
+			return u.DisbursementStatus(ctx, DisbursementRequest{Reference: reference})
 		}, http.MethodGet, "/api/v1/disbursements/" + reference},
 	}
 }
@@ -268,7 +268,7 @@ func TestUpstreamCallerContextCancelled(t *testing.T) {
 	up, _ := newUpstreamFixture(t, answer(200, `{"reference":"ref-1","status":"SUCCESS"}`))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := up.PushStatus(ctx, "ref-1"); !errors.Is(err, context.Canceled) {
+	if _, err := up.PushStatus(ctx, PushRequest{Reference: "ref-1"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }

@@ -286,6 +286,15 @@ func (s *Server) DisbursementsFor(reference string) int {
 	return s.posts[opKey{kindDisbursement, reference}]
 }
 
+// Forget drops every operation the fake has accepted, as a provider that lost its records
+// would: status queries about them answer 404. The counts of pushes and disbursements received
+// stay.
+func (s *Server) Forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ops = map[opKey]*operation{}
+}
+
 // Operations is the number of distinct operations recorded (collections and disbursements).
 func (s *Server) Operations() int {
 	s.mu.Lock()

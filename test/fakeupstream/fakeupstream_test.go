@@ -57,12 +57,12 @@ func TestImmediateSuccess(t *testing.T) {
 	if res.ProviderReference == "" {
 		t.Fatal("no provider reference")
 	}
-	st, err := up.PushStatus(ctx, "pay_1")
+	st, err := up.PushStatus(ctx, provider.PushRequest{Reference: "pay_1"})
 	mustStatus(t, st, err, provider.StatusSuccess)
 	if st.ProviderReference != res.ProviderReference {
 		t.Fatalf("provider reference changed: %s vs %s", st.ProviderReference, res.ProviderReference)
 	}
-	if _, err := up.PushStatus(ctx, "pay_unknown"); err != provider.ErrNotFound {
+	if _, err := up.PushStatus(ctx, provider.PushRequest{Reference: "pay_unknown"}); err != provider.ErrNotFound {
 		t.Fatalf("unknown reference: %v, want ErrNotFound", err)
 	}
 	if f.Pushes() != 1 || f.Operations() != 1 || f.PushesFor("pay_1") != 1 {
@@ -85,7 +85,7 @@ func TestScriptedFailure(t *testing.T) {
 	if res.Code != paygatev1.FailureInsufficientFunds {
 		t.Fatalf("code %q", res.Code)
 	}
-	res, err = up.PushStatus(ctx, "pay_1")
+	res, err = up.PushStatus(ctx, provider.PushRequest{Reference: "pay_1"})
 	mustStatus(t, res, err, provider.StatusFailed)
 	res, err = up.Push(ctx, push("pay_2", "+255700000002", ""))
 	mustStatus(t, res, err, provider.StatusFailed)
@@ -120,13 +120,13 @@ func TestDelayedSettlementWithInjectedClock(t *testing.T) {
 
 	res, err := up.Push(ctx, push("pay_1", "+255700000010", ""))
 	mustStatus(t, res, err, provider.StatusPending)
-	res, err = up.PushStatus(ctx, "pay_1")
+	res, err = up.PushStatus(ctx, provider.PushRequest{Reference: "pay_1"})
 	mustStatus(t, res, err, provider.StatusPending)
 	clock.Step(29 * time.Second)
-	res, err = up.PushStatus(ctx, "pay_1")
+	res, err = up.PushStatus(ctx, provider.PushRequest{Reference: "pay_1"})
 	mustStatus(t, res, err, provider.StatusPending)
 	clock.Step(time.Second)
-	res, err = up.PushStatus(ctx, "pay_1")
+	res, err = up.PushStatus(ctx, provider.PushRequest{Reference: "pay_1"})
 	mustStatus(t, res, err, provider.StatusFailed)
 	if res.Code != paygatev1.FailureCustomerCancelled {
 		t.Fatalf("code %q", res.Code)
@@ -136,7 +136,7 @@ func TestDelayedSettlementWithInjectedClock(t *testing.T) {
 	res, err = up.Push(ctx, push("pay_2", "+255700000011", ""))
 	mustStatus(t, res, err, provider.StatusPending)
 	clock.Step(240 * time.Hour)
-	res, err = up.PushStatus(ctx, "pay_2")
+	res, err = up.PushStatus(ctx, provider.PushRequest{Reference: "pay_2"})
 	mustStatus(t, res, err, provider.StatusPending)
 }
 
@@ -154,23 +154,23 @@ func TestAmbiguousThenSuccess(t *testing.T) {
 		t.Fatalf("Operation %+v", got) // inspection does not consume
 	}
 	for i := range 2 {
-		res, err = up.PushStatus(ctx, "pay_1")
+		res, err = up.PushStatus(ctx, provider.PushRequest{Reference: "pay_1"})
 		if err != nil || res.Status != provider.StatusAmbiguous {
 			t.Fatalf("query %d: %+v %v", i, res, err)
 		}
 	}
-	res, err = up.PushStatus(ctx, "pay_1")
+	res, err = up.PushStatus(ctx, provider.PushRequest{Reference: "pay_1"})
 	mustStatus(t, res, err, provider.StatusSuccess)
 
 	// Queries before settlement do not count against AmbiguousFor.
 	res, err = up.Push(ctx, push("pay_2", "+255700000021", ""))
 	mustStatus(t, res, err, provider.StatusPending)
-	res, err = up.PushStatus(ctx, "pay_2")
+	res, err = up.PushStatus(ctx, provider.PushRequest{Reference: "pay_2"})
 	mustStatus(t, res, err, provider.StatusPending)
 	clock.Step(time.Minute)
-	res, err = up.PushStatus(ctx, "pay_2")
+	res, err = up.PushStatus(ctx, provider.PushRequest{Reference: "pay_2"})
 	mustStatus(t, res, err, provider.StatusAmbiguous)
-	res, err = up.PushStatus(ctx, "pay_2")
+	res, err = up.PushStatus(ctx, provider.PushRequest{Reference: "pay_2"})
 	mustStatus(t, res, err, provider.StatusSuccess)
 }
 
@@ -223,7 +223,7 @@ func TestLostPostAnswerThenStatusQueryFindsIt(t *testing.T) {
 				t.Fatalf("lost answer reported as not found: %v", err)
 			}
 			// Written ahead (docs/payments.md): ask, don't push again.
-			res, err = up.PushStatus(ctx, tc.ref)
+			res, err = up.PushStatus(ctx, provider.PushRequest{Reference: tc.ref})
 			mustStatus(t, res, err, provider.StatusSuccess)
 			if f.PushesFor(tc.ref) != 1 {
 				t.Fatalf("pushes for %s: %d", tc.ref, f.PushesFor(tc.ref))
@@ -251,7 +251,7 @@ func TestFailRecoverAndLatency(t *testing.T) {
 	if res, err := up.Push(ctx, push("pay_1", "+255712345678", "")); err == nil {
 		t.Fatalf("Fail: got %+v", res)
 	}
-	if _, err := up.PushStatus(ctx, "pay_1"); err == nil || errors.Is(err, provider.ErrNotFound) {
+	if _, err := up.PushStatus(ctx, provider.PushRequest{Reference: "pay_1"}); err == nil || errors.Is(err, provider.ErrNotFound) {
 		t.Fatalf("Fail: status query %v", err)
 	}
 	if f.Operations() != 0 || f.Pushes() != 0 {
@@ -262,11 +262,11 @@ func TestFailRecoverAndLatency(t *testing.T) {
 	mustStatus(t, res, err, provider.StatusSuccess)
 
 	f.SetLatency(300 * time.Millisecond)
-	if _, err := up.PushStatus(ctx, "pay_1"); err == nil {
+	if _, err := up.PushStatus(ctx, provider.PushRequest{Reference: "pay_1"}); err == nil {
 		t.Fatal("latency beyond the timeout: want an error")
 	}
 	f.SetLatency(10 * time.Millisecond)
-	res, err = up.PushStatus(ctx, "pay_1")
+	res, err = up.PushStatus(ctx, provider.PushRequest{Reference: "pay_1"})
 	mustStatus(t, res, err, provider.StatusSuccess)
 }
 
@@ -309,16 +309,16 @@ func TestDisbursements(t *testing.T) {
 	mustStatus(t, res, err, provider.StatusSuccess)
 	res, err = up.Disburse(ctx, req)
 	mustStatus(t, res, err, provider.StatusSuccess)
-	res, err = up.DisbursementStatus(ctx, "po_1")
+	res, err = up.DisbursementStatus(ctx, provider.DisbursementRequest{Reference: "po_1"})
 	mustStatus(t, res, err, provider.StatusSuccess)
-	if _, err := up.PushStatus(ctx, "po_1"); err != provider.ErrNotFound {
+	if _, err := up.PushStatus(ctx, provider.PushRequest{Reference: "po_1"}); err != provider.ErrNotFound {
 		t.Fatalf("a disbursement is not a collection: %v", err)
 	}
 	req.Reference, req.Phone = "po_2", "+255700000040"
 	res, err = up.Disburse(ctx, req)
 	mustStatus(t, res, err, provider.StatusAmbiguous)
 	clock.Step(time.Hour)
-	res, err = up.DisbursementStatus(ctx, "po_2")
+	res, err = up.DisbursementStatus(ctx, provider.DisbursementRequest{Reference: "po_2"})
 	mustStatus(t, res, err, provider.StatusAmbiguous)
 	if f.Disbursements() != 3 || f.DisbursementsFor("po_1") != 2 || f.Operations() != 2 || f.Pushes() != 0 {
 		t.Fatalf("disbursements %d operations %d pushes %d", f.Disbursements(), f.Operations(), f.Pushes())
@@ -406,13 +406,13 @@ func TestCallbacks(t *testing.T) {
 		mustStatus(t, res, err, provider.StatusPending)
 		rcv.none(50 * time.Millisecond)
 		clock.Step(time.Hour)
-		res, err = up.PushStatus(ctx, "pay_cb2")
+		res, err = up.PushStatus(ctx, provider.PushRequest{Reference: "pay_cb2"})
 		mustStatus(t, res, err, provider.StatusSuccess)
 		if cb := rcv.next(); cb.Reference != "pay_cb2" || cb.Status != provider.StatusSuccess {
 			t.Fatalf("callback %+v", cb)
 		}
 		// Observed once: more queries do not send it again.
-		res, err = up.PushStatus(ctx, "pay_cb2")
+		res, err = up.PushStatus(ctx, provider.PushRequest{Reference: "pay_cb2"})
 		mustStatus(t, res, err, provider.StatusSuccess)
 		rcv.none(50 * time.Millisecond)
 	})
