@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +26,7 @@ import (
 	"github.com/paygate/paygate/controllers"
 	webhookevents "github.com/paygate/paygate/internal/events"
 	"github.com/paygate/paygate/internal/kube"
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payouts"
 	"github.com/paygate/paygate/internal/provider"
@@ -551,6 +553,31 @@ var _ = Describe("Payouts", func() {
 			}
 			b := expectLedgerInvariant(ns, m.Name, paygatev1.EnvironmentProduction)
 			Expect(b.Status.Currencies[0].Available).To(BeEquivalentTo("14500.00"))
+		})
+
+		It("flags a disbursement the provider forgets and never disburses it again", func() {
+			settle(ns, paygatev1.EnvironmentProduction, gw, 1, "20000")
+			fake.Script(settlementNumber, fakeupstream.Scenario{SettleAfter: time.Hour})
+			p := newPayout(m, paygatev1.EnvironmentProduction, "3000.00", gw)
+			Expect(k8s.Create(ctx, p)).To(Succeed())
+			Eventually(func(g Gomega) {
+				a := getPayout(g, p).Status.Attempt
+				g.Expect(a).NotTo(BeNil())
+				g.Expect(a.Phase).To(Equal(paygatev1.AttemptPending))
+			}).Should(Succeed())
+			forgotten := testutil.ToFloat64(metrics.ForgottenAttempts.WithLabelValues("disbursement", "production"))
+			fake.Forget()
+			Eventually(func(g Gomega) {
+				cur := getPayout(g, p)
+				g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, paygatev1.ConditionProviderForgotAttempt)).To(BeTrue())
+				g.Expect(cur.Status.Phase).To(Equal(paygatev1.PayoutProcessing), "money may have moved: it stays open")
+			}).Should(Succeed())
+			Eventually(func() []string { return eventReasons(ns, p.Name) }).Should(ContainElement(controllers.ReasonProviderForgotAttempt))
+			Expect(testutil.ToFloat64(metrics.ForgottenAttempts.WithLabelValues("disbursement", "production"))).To(Equal(forgotten + 1))
+			Consistently(func(g Gomega) {
+				g.Expect(getPayout(g, p).Status.Phase).To(Equal(paygatev1.PayoutProcessing))
+			}, "1s").Should(Succeed())
+			Expect(fake.DisbursementsFor(p.DisbursementReference())).To(Equal(1), "never disbursed again")
 		})
 
 		It("asks an operator about a disbursement ambiguous too long and ends it as they resolve it", func() {
