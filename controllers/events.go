@@ -27,6 +27,9 @@ type webhookEvent struct {
 	// does not exist yet.
 	target func() (string, error)
 	data   func() (any, error)
+	// legacy builds the body in the older gateway's IPN shape, for merchants whose webhookFormat
+	// is LegacyIPN (payment events only: the older gateway had no other); nil for other events.
+	legacy func(now time.Time) (string, error)
 }
 
 // emitOnce creates an occurrence's WebhookDelivery, owned by its source object, unless it exists
@@ -46,8 +49,17 @@ func emitOnce(ctx context.Context, c client.Client, now time.Time, e webhookEven
 		return false, fmt.Errorf("finding where the %s event of %s goes: %w", e.eventType, obj.GetName(), err)
 	}
 	e.source.TargetURL = target
-	data, err := e.data()
-	if err != nil {
+	if err := legacyFormat(ctx, c, obj.GetNamespace(), &e.source); err != nil {
+		return false, fmt.Errorf("reading the webhook format of the %s event of %s: %w", e.eventType, obj.GetName(), err)
+	}
+	var data any
+	if e.source.Format == paygatev1.WebhookFormatLegacyIPN && e.legacy != nil {
+		body, err := e.legacy(now)
+		data = webhookevents.RawPayload(body)
+		if err != nil {
+			return false, fmt.Errorf("building the legacy %s event of %s: %w", e.eventType, obj.GetName(), err)
+		}
+	} else if data, err = e.data(); err != nil {
 		// Never an event with a wrong amount: the error is logged and retried with backoff.
 		return false, fmt.Errorf("building the %s event of %s: %w", e.eventType, obj.GetName(), err)
 	}
@@ -65,6 +77,18 @@ func emitOnce(ctx context.Context, c client.Client, now time.Time, e webhookEven
 		return false, fmt.Errorf("creating the %s event of %s: %w", e.eventType, obj.GetName(), err)
 	}
 	return true, nil
+}
+
+// legacyFormat sets src's webhook format and legacy signing key from its merchant as it is now,
+// so a change of format applies to the events born after it. A merchant that is gone gets the
+// standard format.
+func legacyFormat(ctx context.Context, c client.Reader, namespace string, src *webhookevents.Source) error {
+	m := &paygatev1.Merchant{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: src.Merchant}, m); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	src.Format, src.SigningKey = m.Spec.Format(), m.Spec.LegacyIPNSigningKey
+	return nil
 }
 
 // merchantWebhookURL is the merchant's default webhook URL of env, for an event whose source names

@@ -457,7 +457,8 @@ func (r *PaymentReconciler) emitEvent(ctx context.Context, p *paygatev1.Payment)
 			}
 			return merchantWebhookURL(ctx, r.Client, p.Namespace, p.Spec.MerchantRef.Name, p.Spec.Environment)
 		},
-		data: func() (any, error) { return webhookevents.NewPaymentData(p) },
+		data:   func() (any, error) { return webhookevents.NewPaymentData(p) },
+		legacy: func(now time.Time) (string, error) { return webhookevents.LegacyPaymentPayload(p, now) },
 	})
 	if err != nil || !created {
 		return err

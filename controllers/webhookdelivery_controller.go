@@ -130,13 +130,18 @@ func (r *WebhookDeliveryReconciler) deliver(ctx context.Context, d *paygatev1.We
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	legacySecret, err := r.legacySecret(ctx, d, secret)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	sender := r.Sandbox
 	if d.Spec.Environment == paygatev1.EnvironmentProduction {
 		sender = r.Production
 	}
 	out := sender.Send(ctx, webhook.Delivery{
 		URL: d.Spec.URL, EventID: d.Spec.EventID, EventType: d.Spec.EventType, Environment: string(d.Spec.Environment),
-		Body: []byte(d.Spec.Payload), Secret: secret, Production: d.Spec.Environment == paygatev1.EnvironmentProduction,
+		Body: []byte(d.Spec.Payload), Secret: secret, LegacySecret: legacySecret,
+		Production: d.Spec.Environment == paygatev1.EnvironmentProduction,
 	}, now)
 	st.TotalAttempts++
 	result := "failed"
@@ -189,6 +194,30 @@ func (r *WebhookDeliveryReconciler) signingSecret(ctx context.Context, d *paygat
 		return nil, fmt.Errorf("the webhook signing secret of merchant %s is empty: %w", d.Spec.MerchantRef.Name, errNoSigningSecret)
 	}
 	return value, nil
+}
+
+// legacySecret is the key of a LegacyIPN delivery's X-Signature (nil for a standard delivery):
+// the webhook signing secret, or the API secret of the delivery's environment.
+func (r *WebhookDeliveryReconciler) legacySecret(ctx context.Context, d *paygatev1.WebhookDelivery, webhookSecret []byte) ([]byte, error) {
+	if d.Spec.Format != paygatev1.WebhookFormatLegacyIPN {
+		return nil, nil
+	}
+	if d.Spec.LegacySigningKey != paygatev1.SigningKeyAPISecret {
+		return webhookSecret, nil
+	}
+	secret := &corev1.Secret{}
+	key := client.ObjectKey{Namespace: d.Namespace, Name: credentials.SecretName(d.Spec.MerchantRef.Name, d.Spec.Environment)}
+	if err := r.Get(ctx, key, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			err = errNoSigningSecret
+		}
+		return nil, fmt.Errorf("reading the %s API secret of merchant %s: %w", d.Spec.Environment, d.Spec.MerchantRef.Name, err)
+	}
+	set, ok := credentials.SetFromData(secret.Data)
+	if !ok || set.APISecret == "" {
+		return nil, fmt.Errorf("the %s API secret of merchant %s is empty: %w", d.Spec.Environment, d.Spec.MerchantRef.Name, errNoSigningSecret)
+	}
+	return []byte(set.APISecret), nil
 }
 
 // metaTime is t as a webhook delivery records it (whole seconds: the merchant API does not

@@ -150,6 +150,52 @@ type MerchantSpec struct {
 	// +kubebuilder:validation:Maximum=1440
 	// +optional
 	CheckoutLifetimeMinutes int32 `json:"checkoutLifetimeMinutes,omitempty"`
+
+	// webhookFormat is how this merchant's payment webhooks are shaped and signed: Standard
+	// (the default: the event envelope, signed over "<timestamp>.<body>") or LegacyIPN (the
+	// older gateway's IPN: {"data", "message", "status", "timestamp"} with X-Signature over the
+	// raw body, for receivers written for it; docs/migrating.md). A change applies to events
+	// created after it.
+	// +kubebuilder:default=Standard
+	// +optional
+	WebhookFormat WebhookFormat `json:"webhookFormat,omitempty"`
+
+	// legacyIPNSigningKey is the key of LegacyIPN's X-Signature: WebhookSecret (the default:
+	// the merchant's webhook signing secret) or APISecret (the environment's API secret, as the
+	// older gateway signed).
+	// +kubebuilder:default=WebhookSecret
+	// +optional
+	LegacyIPNSigningKey WebhookSigningKey `json:"legacyIPNSigningKey,omitempty"`
+}
+
+// WebhookFormat is the shape and signature of a merchant's webhooks.
+// +kubebuilder:validation:Enum=Standard;LegacyIPN
+type WebhookFormat string
+
+const (
+	// WebhookFormatStandard is Paygate's event envelope, signed over "<timestamp>.<body>".
+	WebhookFormatStandard WebhookFormat = "Standard"
+	// WebhookFormatLegacyIPN is the older gateway's IPN payload with X-Signature over the body.
+	WebhookFormatLegacyIPN WebhookFormat = "LegacyIPN"
+)
+
+// WebhookSigningKey names the key a legacy IPN is signed with.
+// +kubebuilder:validation:Enum=WebhookSecret;APISecret
+type WebhookSigningKey string
+
+const (
+	// SigningKeyWebhookSecret is the merchant's webhook signing secret.
+	SigningKeyWebhookSecret WebhookSigningKey = "WebhookSecret"
+	// SigningKeyAPISecret is the API secret of the event's environment.
+	SigningKeyAPISecret WebhookSigningKey = "APISecret"
+)
+
+// Format is the merchant's webhook format, Standard when unset.
+func (s *MerchantSpec) Format() WebhookFormat {
+	if s.WebhookFormat == "" {
+		return WebhookFormatStandard
+	}
+	return s.WebhookFormat
 }
 
 // CredentialSetStatus tells where one environment's credentials are. It holds nothing secret.
@@ -253,6 +299,7 @@ const (
 // +kubebuilder:printcolumn:name="ID",type=integer,JSONPath=`.status.id`
 // +kubebuilder:printcolumn:name="Sandbox Key",type=string,JSONPath=`.status.sandbox.businessID`,priority=1
 // +kubebuilder:printcolumn:name="Production",type=string,JSONPath=`.status.conditions[?(@.type=="ProductionEnabled")].status`
+// +kubebuilder:printcolumn:name="Webhooks",type=string,JSONPath=`.spec.webhookFormat`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Merchant struct {

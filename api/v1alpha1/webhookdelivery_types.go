@@ -77,6 +77,17 @@ type WebhookDeliverySpec struct {
 	// +kubebuilder:validation:MaxLength=65536
 	// +required
 	Payload string `json:"payload"`
+
+	// format is how the payload is shaped and signed, fixed when the event is born from the
+	// merchant's webhookFormat: Standard (the default) or LegacyIPN (payload in the older
+	// gateway's IPN shape, with X-Signature too).
+	// +optional
+	Format WebhookFormat `json:"format,omitempty"`
+
+	// legacySigningKey is the key of a LegacyIPN delivery's X-Signature (the merchant's
+	// legacyIPNSigningKey when the event was born).
+	// +optional
+	LegacySigningKey WebhookSigningKey `json:"legacySigningKey,omitempty"`
 }
 
 // DeliveryAttempt is one POST to the receiver.
@@ -147,6 +158,7 @@ type WebhookDeliveryStatus struct {
 // +kubebuilder:printcolumn:name="Attempts",type=integer,JSONPath=`.status.totalAttempts`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.spec.eventID`,priority=1
+// +kubebuilder:printcolumn:name="Format",type=string,JSONPath=`.spec.format`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type WebhookDelivery struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -85,7 +85,16 @@ type Source struct {
 	// suspension after each resume, an invoice's failed charges): when set, the event's name and
 	// id derive from it too (OccurrenceDeliveryName). Empty for events an object has once.
 	Occurrence string
+	// Format is the merchant's webhook format when the event is born, and SigningKey the key of
+	// a LegacyIPN delivery's X-Signature. Every delivery of a LegacyIPN merchant carries
+	// X-Signature; its payment events also have the legacy body (RawPayload).
+	Format     paygatev1.WebhookFormat
+	SigningKey paygatev1.WebhookSigningKey
 }
+
+// RawPayload is a body built elsewhere (a legacy IPN body): NewDelivery stores it as it is,
+// instead of wrapping data in the event envelope.
+type RawPayload string
 
 // NewDelivery builds the WebhookDelivery of an occurrence, with its payload.
 func NewDelivery(src Source, eventType string, data any, now time.Time) (*paygatev1.WebhookDelivery, error) {
@@ -99,10 +108,21 @@ func NewDelivery(src Source, eventType string, data any, now time.Time) (*paygat
 		CreatedAt: now.UTC().Format("2006-01-02T15:04:05.000000-07:00"), Data: data,
 	}
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(env); err != nil {
-		return nil, fmt.Errorf("encoding the %s payload: %w", eventType, err)
+	if raw, ok := data.(RawPayload); ok {
+		buf.WriteString(string(raw))
+	} else {
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(env); err != nil {
+			return nil, fmt.Errorf("encoding the %s payload: %w", eventType, err)
+		}
+	}
+	var legacyKey paygatev1.WebhookSigningKey
+	if src.Format == paygatev1.WebhookFormatLegacyIPN {
+		legacyKey = src.SigningKey
+		if legacyKey == "" {
+			legacyKey = paygatev1.SigningKeyWebhookSecret
+		}
 	}
 	return &paygatev1.WebhookDelivery{
 		ObjectMeta: metav1.ObjectMeta{
@@ -115,6 +135,7 @@ func NewDelivery(src Source, eventType string, data any, now time.Time) (*paygat
 			MerchantRef: paygatev1.MerchantReference{Name: src.Merchant}, Environment: src.Env,
 			Source: paygatev1.EventSource{Kind: src.Kind, Name: src.Object.GetName(), UID: uid},
 			URL:    src.TargetURL, Payload: string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))),
+			Format: src.Format, LegacySigningKey: legacyKey,
 		},
 	}, nil
 }

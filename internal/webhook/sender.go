@@ -137,6 +137,9 @@ type Delivery struct {
 	Body []byte
 	// Secret is the merchant's webhook signing secret.
 	Secret []byte
+	// LegacySecret, when set, also signs the body as the older gateway's IPN did: X-Signature,
+	// the hex HMAC-SHA256 of the body (signing.SignLegacyIPN). It is never logged or reported.
+	LegacySecret []byte
 	// Production requires an https URL.
 	Production bool
 }
@@ -188,6 +191,9 @@ func (s *Sender) Send(ctx context.Context, d Delivery, now time.Time) Outcome {
 	req.Header.Set(s.hdrEvent, d.EventType)
 	req.Header.Set(s.hdrTimestamp, ts)
 	req.Header.Set(s.hdrSignature, signing.SignWebhook(d.Secret, ts, d.Body))
+	if len(d.LegacySecret) > 0 {
+		req.Header.Set(signing.LegacyIPNHeader, signing.SignLegacyIPN(d.LegacySecret, d.Body))
+	}
 	if d.EventID != "" {
 		req.Header.Set(s.hdrEventID, d.EventID)
 	}

@@ -60,6 +60,36 @@ type WebhookEvent struct {
 	APIVersion string          `json:"api_version"` // YYYY-MM-DD
 	CreatedAt  string          `json:"created_at"`  // ISO 8601 with offset
 	Data       json.RawMessage `json:"data"`        // see PaymentEventData for payment.* events
+	// Legacy is the body of a legacy IPN delivery (WebhookVerifier.Format LegacyIPN); nil for
+	// standard deliveries. Its event's ID is the X-<Brand>-Event-Id header.
+	Legacy *LegacyIPN `json:"-"`
+}
+
+// Webhook formats a merchant's deliveries may have (the Merchant's spec.webhookFormat).
+const (
+	WebhookFormatStandard  = "Standard"
+	WebhookFormatLegacyIPN = "LegacyIPN"
+)
+
+// LegacyIPN is the body of a payment webhook in the older gateway's IPN convention
+// (docs/migrating.md): status "completed" or "failed", timestamp in Unix seconds.
+type LegacyIPN struct {
+	Data      LegacyIPNData `json:"data"`
+	Message   string        `json:"message"`
+	Status    string        `json:"status"`
+	Timestamp int64         `json:"timestamp"`
+}
+
+// LegacyIPNData echoes the payment request's fields, with its trx_id.
+type LegacyIPNData struct {
+	RefTrx        string      `json:"ref_trx"`
+	TrxID         string      `json:"trx_id"`
+	Amount        json.Number `json:"amount"`
+	CurrencyCode  string      `json:"currency_code"`
+	CustomerName  string      `json:"customer_name"`
+	CustomerEmail string      `json:"customer_email"`
+	Description   string      `json:"description"`
+	Environment   string      `json:"environment"`
 }
 
 // Money is an amount: value is a JSON number at the currency's scale ("1500.00").
@@ -135,6 +165,11 @@ type WebhookVerifier struct {
 	MaxAge time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Format is the merchant's webhook format: WebhookFormatStandard (the default) or
+	// WebhookFormatLegacyIPN, whose deliveries are checked by X-Signature over the raw body with
+	// Secret (the webhook signing secret, or the API secret when the merchant signs legacy IPNs
+	// with it) and decoded into WebhookEvent.Legacy.
+	Format string
 }
 
 // WebhookHeaderNames returns the event type, timestamp and signature header names of brand
@@ -150,6 +185,9 @@ func WebhookHeaderNames(brand string) (event, timestamp, signature string) {
 // "<timestamp>.<body>" keyed with Secret (compared in constant time); then that the body is an
 // event with an id and a type, and that the type equals the event header.
 func (v WebhookVerifier) Verify(header http.Header, body []byte) (*WebhookEvent, error) {
+	if v.Format == WebhookFormatLegacyIPN {
+		return v.verifyLegacy(header, body)
+	}
 	hEvent, hTS, hSig := WebhookHeaderNames(v.Brand)
 	maxAge := v.MaxAge
 	if maxAge <= 0 {
@@ -174,6 +212,39 @@ func (v WebhookVerifier) Verify(header http.Header, body []byte) (*WebhookEvent,
 	if t := header.Get(hEvent); t != e.Type {
 		return nil, fmt.Errorf("%w: %s %q does not match the event type %q", ErrWebhookPayload, hEvent, t, e.Type)
 	}
+	return e, nil
+}
+
+// verifyLegacy checks a legacy IPN delivery: X-Signature is the hex HMAC-SHA256 of the raw body
+// keyed with Secret, and the body is a legacy IPN of a payment (data.trx_id, status completed or
+// failed). There is no timestamp header: de-duplicate on the event id or data.trx_id.
+func (v WebhookVerifier) verifyLegacy(header http.Header, body []byte) (*WebhookEvent, error) {
+	sig := header.Get(signing.LegacyIPNHeader)
+	switch err := signing.VerifyLegacyIPN(v.Secret, sig, body); {
+	case errors.Is(err, signing.ErrEmptySecret):
+		return nil, fmt.Errorf("%w: no webhook signing secret is configured", ErrWebhookSignature)
+	case errors.Is(err, signing.ErrSignatureMalformed):
+		return nil, fmt.Errorf("%w: %s is missing or not 64 hexadecimal characters", ErrWebhookSignature, signing.LegacyIPNHeader)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %s does not match the body", ErrWebhookSignature, signing.LegacyIPNHeader)
+	}
+	ipn := &LegacyIPN{}
+	if err := decodeJSON(body, ipn); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrWebhookPayload, err)
+	}
+	e := &WebhookEvent{Legacy: ipn, Type: EventPaymentCompleted}
+	switch ipn.Status {
+	case "completed":
+	case "failed":
+		e.Type = EventPaymentFailed
+	default:
+		return nil, fmt.Errorf("%w: status %q is neither completed nor failed", ErrWebhookPayload, ipn.Status)
+	}
+	if ipn.Data.TrxID == "" {
+		return nil, fmt.Errorf("%w: the IPN has no data.trx_id", ErrWebhookPayload)
+	}
+	hEvent, _, _ := WebhookHeaderNames(v.Brand)
+	e.ID = header.Get(hEvent + "-Id")
 	return e, nil
 }
 

@@ -340,3 +340,18 @@ func hasPrefixFoldASCII(s, prefix string) bool {
 	}
 	return true
 }
+
+// LegacyIPNHeader carries the signature of a legacy IPN delivery (a merchant whose webhook format
+// is LegacyIPN, docs/migrating.md): the hex HMAC-SHA256 of the raw body, no timestamp.
+const LegacyIPNHeader = "X-Signature"
+
+// SignLegacyIPN signs a legacy IPN body: hex HMAC-SHA256 of the body, keyed with the merchant's
+// webhook signing secret or the environment's API secret (the merchant's legacyIPNSigningKey).
+func SignLegacyIPN(secret, body []byte) string { return SignMAC(secret, body) }
+
+// VerifyLegacyIPN checks a legacy IPN signature as a receiver written for the older gateway does
+// (constant-time; errors as VerifyMAC). It has no timestamp to check: receivers de-duplicate on
+// data.trx_id.
+func VerifyLegacyIPN(secret []byte, signatureHex string, body []byte) error {
+	return VerifyMAC(secret, signatureHex, body)
+}
