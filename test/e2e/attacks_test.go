@@ -347,7 +347,8 @@ var _ = Describe("Attacks on the merchant API", func() {
 		var rival *merchantFixture
 		BeforeEach(func() { rival = createMerchant(ns, "rival") })
 
-		// refusedLines sends lines to GET /api/v1/payments over a raw connection and expects the refusal.
+		// refused sends lines to GET /api/v1/payments over a raw connection and expects the refusal;
+		// accepted expects a 200.
 		refused := func(lines []headerLine, label, message string) {
 			GinkgoHelper()
 			status, _, body := rawExchange(hostPort(), rawRequest("GET", "/api/v1/payments", lines, ""))
