@@ -51,15 +51,24 @@ func (s *Server) authenticated(h http.HandlerFunc) http.HandlerFunc {
 }
 
 func (s *Server) authenticate(r *http.Request, body []byte) (*caller, *APIError) {
-	env := paygatev1.Environment(r.Header.Get("X-Environment"))
+	// Each credential header counts once: a header sent twice, and X-Merchant-Key and its alias
+	// X-Business-Key disagreeing, are refused, never resolved by picking one of the values (a proxy
+	// in front may have read the other).
+	rawEnv, envOK := singleHeader(r.Header, "X-Environment")
+	merchantKey, merchantOK := singleHeader(r.Header, "X-Merchant-Key")
+	aliasKey, aliasOK := singleHeader(r.Header, "X-Business-Key")
+	apiKey, apiKeyOK := singleHeader(r.Header, "X-API-Key")
+	if !envOK || !merchantOK || !aliasOK || !apiKeyOK || (merchantKey != "" && aliasKey != "" && merchantKey != aliasKey) {
+		return nil, errInvalidCredentials
+	}
+	env := paygatev1.Environment(rawEnv)
 	if env != paygatev1.EnvironmentSandbox && env != paygatev1.EnvironmentProduction {
 		return nil, errInvalidCredentials
 	}
-	businessID := r.Header.Get("X-Merchant-Key")
+	businessID := merchantKey
 	if businessID == "" {
-		businessID = r.Header.Get("X-Business-Key")
+		businessID = aliasKey
 	}
-	apiKey := r.Header.Get("X-API-Key")
 	if businessID == "" || apiKey == "" || len(businessID) > 64 || len(apiKey) > 128 {
 		return nil, errInvalidCredentials
 	}
@@ -118,7 +127,12 @@ func (s *Server) authenticate(r *http.Request, body []byte) (*caller, *APIError)
 }
 
 func (s *Server) verifySignature(r *http.Request, body, secret []byte) *APIError {
-	ts, sig := r.Header.Get(signing.TimestampHeader), r.Header.Get(signing.SignatureHeader)
+	ts, tsOK := singleHeader(r.Header, signing.TimestampHeader)
+	sig, sigOK := singleHeader(r.Header, signing.SignatureHeader)
+	if !tsOK || !sigOK {
+		return &APIError{Status: http.StatusUnauthorized, Label: LabelInvalidSignature,
+			Message: "X-Timestamp and X-Signature must each be sent once."}
+	}
 	if ts == "" || sig == "" {
 		return &APIError{Status: http.StatusUnauthorized, Label: LabelInvalidSignature,
 			Message: "X-Timestamp and X-Signature are required."}
@@ -137,6 +151,20 @@ func (s *Server) verifySignature(r *http.Request, body, secret []byte) *APIError
 		msg = "X-Signature must be sha256=<hex HMAC-SHA256>."
 	}
 	return &APIError{Status: http.StatusUnauthorized, Label: LabelInvalidSignature, Message: msg}
+}
+
+// singleHeader is the value of a header that may be sent at most once: ok is false when the
+// request has it more than once (header names are case-insensitive, so "x-api-key" and
+// "X-API-Key" are the same header). An absent header is "", ok.
+func singleHeader(h http.Header, name string) (value string, ok bool) {
+	switch v := h.Values(name); len(v) {
+	case 0:
+		return "", true
+	case 1:
+		return v[0], true
+	default:
+		return "", false
+	}
 }
 
 // requestTarget is the path and query exactly as the client sent them (still percent-encoded),

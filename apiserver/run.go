@@ -18,6 +18,10 @@ import (
 	"github.com/paygate/paygate/internal/kube"
 )
 
+// DefaultReadHeaderTimeout is how long a client may take to send a request's headers, unless
+// Options.ReadHeaderTimeout says otherwise (--read-header-timeout).
+const DefaultReadHeaderTimeout = 10 * time.Second
+
 // Runtime is a running apiserver: its cache and its HTTP listener.
 type Runtime struct {
 	Server   *Server
@@ -50,9 +54,13 @@ func Start(ctx context.Context, cfg *rest.Config, addr string, opts Options) (*R
 	if err != nil {
 		return nil, nil, fmt.Errorf("listening on %s: %w", addr, err)
 	}
+	readHeaderTimeout := opts.ReadHeaderTimeout
+	if readHeaderTimeout <= 0 {
+		readHeaderTimeout = DefaultReadHeaderTimeout
+	}
 	httpServer := &http.Server{
 		Handler:           srv,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       120 * time.Second,

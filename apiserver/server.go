@@ -54,6 +54,10 @@ type Options struct {
 	PublicURL string
 	// Site is the branding reported by site-info and used in webhook header names.
 	Site SiteInfo
+	// ReadHeaderTimeout is how long a client may take to send a request's headers before the
+	// connection is closed (default DefaultReadHeaderTimeout); it bounds slow clients that hold
+	// connections open by trickling headers. Used by Start.
+	ReadHeaderTimeout time.Duration
 	// Log receives structured logs.
 	Log logr.Logger
 }

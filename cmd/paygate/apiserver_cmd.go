@@ -34,6 +34,7 @@ type apiserverOptions struct {
 	siteLogo           string
 	siteURL            string
 	brandWord          string
+	readHeaderTimeout  time.Duration
 }
 
 func (o *apiserverOptions) bindFlags(fs *flag.FlagSet, defaultAddr string) {
@@ -49,6 +50,7 @@ func (o *apiserverOptions) bindFlags(fs *flag.FlagSet, defaultAddr string) {
 	fs.StringVar(&o.siteLogo, "site-logo", "", "Logo URL reported by site-info.")
 	fs.StringVar(&o.siteURL, "site-url", "", "Site URL reported by site-info and used as the default redirect.")
 	fs.StringVar(&o.brandWord, "brand-word", "Paygate", "Brand word in webhook header names (X-<brand>-Signature).")
+	fs.DurationVar(&o.readHeaderTimeout, "read-header-timeout", apiserver.DefaultReadHeaderTimeout, "How long a client may take to send a request's headers before its connection is closed.")
 }
 
 // serverOptions turns flags into apiserver options.
@@ -79,6 +81,7 @@ func (o *apiserverOptions) serverOptions() (apiserver.Options, error) {
 		TrustedProxies:     proxies,
 		CheckoutKey:        key,
 		CheckoutLifetime:   o.checkoutLifetime,
+		ReadHeaderTimeout:  o.readHeaderTimeout,
 		PublicURL:          strings.TrimSuffix(public, "/"),
 		Site:               apiserver.SiteInfo{SiteName: o.siteName, SiteLogo: o.siteLogo, SiteURL: o.siteURL, BrandWord: o.brandWord},
 		Log:                ctrl.Log.WithName("apiserver"),
