@@ -282,7 +282,7 @@ func (s *Server) parseSubscriptionRequest(f fields, c *caller) (*subscriptionReq
 }
 
 func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
-	s.idempotent(w, r, func(ctx context.Context, idemKey string) response { return s.doCreateSubscription(ctx, r, idemKey) })
+	s.replayProof(w, r, func(ctx context.Context, idemKey string) response { return s.doCreateSubscription(ctx, r, idemKey) })
 }
 
 // doCreateSubscription checks the body and the plan, records the customer's consent and creates

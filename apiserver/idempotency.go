@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -63,9 +64,30 @@ func (r response) write(w http.ResponseWriter) {
 // first request is still running runs do as well: do is idempotent itself (the payment's name
 // derives from ref_trx, and the payment remembers the key), so both answer with one payment.
 func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, do func(ctx context.Context, idemKey string) response) {
+	s.runIdempotent(w, r, r.Header.Get("Idempotency-Key"), do)
+}
+
+// replayProof is idempotent for the creates that have no unique reference of their own (payouts,
+// subscriptions): without an Idempotency-Key, the request's signature stands in for one, so the
+// same signed request replayed inside the timestamp tolerance (by an attacker who captured it, or
+// by a proxy that retried it) gets the first answer instead of making a second payout or
+// subscription (docs/api.md, Replays). Two keyless requests with the same body in the same second
+// are the same request. The key is a digest of the signature, never the signature itself.
+func (s *Server) replayProof(w http.ResponseWriter, r *http.Request, do func(ctx context.Context, idemKey string) response) {
+	key := r.Header.Get("Idempotency-Key")
+	if sig := r.Header.Get("X-Signature"); key == "" && sig != "" {
+		sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimPrefix(strings.TrimSpace(sig), "sha256="))))
+		key = signatureKeyPrefix + hex.EncodeToString(sum[:20])
+	}
+	s.runIdempotent(w, r, key, do)
+}
+
+// signatureKeyPrefix starts the key replayProof derives from a signature.
+const signatureKeyPrefix = "signature "
+
+func (s *Server) runIdempotent(w http.ResponseWriter, r *http.Request, key string, do func(ctx context.Context, idemKey string) response) {
 	ctx := r.Context()
 	c := callerFrom(ctx)
-	key := r.Header.Get("Idempotency-Key")
 	if key == "" {
 		do(ctx, "").write(w)
 		return
@@ -87,7 +109,14 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, do func(ctx 
 		return
 	}
 	resp := do(context.WithValue(ctx, idempotencyRecordKey{}, rec), rec.Name)
-	if resp.status < 500 && resp.status != http.StatusTooManyRequests {
+	switch {
+	case strings.HasPrefix(key, signatureKeyPrefix) && resp.status >= 300:
+		// A refused request leaves nothing behind: the key a signature stood in for goes, and a
+		// replay of the refusal is refused afresh.
+		if err := s.opts.Writer.Delete(ctx, rec); client.IgnoreNotFound(err) != nil {
+			s.opts.Log.Error(err, "Forgetting the signature key of a refused request", "idempotencyKey", rec.Name)
+		}
+	case resp.status < 500 && resp.status != http.StatusTooManyRequests:
 		s.storeIdempotentResponse(ctx, rec, resp)
 	}
 	resp.write(w)

@@ -57,7 +57,7 @@ func (s *Server) previewPayout(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) createPayout(w http.ResponseWriter, r *http.Request) {
-	s.idempotent(w, r, s.doCreatePayout)
+	s.replayProof(w, r, s.doCreatePayout)
 }
 
 // doCreatePayout validates the request, checks the balance the cache shows, and records the

@@ -243,6 +243,48 @@ var _ = Describe("Attacks on the merchant API", func() {
 			Expect(subscriptionsIn(ns)).To(HaveLen(1))
 		})
 
+		It("never makes a second payout or subscription from a keyless create replayed inside the tolerance", func() {
+			createGateway("TZS", func(g *paygatev1.Gateway) {
+				g.Spec.Payouts = &paygatev1.PayoutSchedule{Fees: paygatev1.GatewayFees{Percent: "1"}}
+			})
+			payer := payoutMerchant(ns, "payer", "")
+			fund(payer, "10000")
+			body := `{"amount":2000}`
+			h := signedHeaders(payer.sandbox, "POST", "/api/v1/payouts", body, time.Now())
+			status, hdr, first := send("POST", "/api/v1/payouts", h.Clone(), body)
+			Expect(status).To(Equal(http.StatusOK), first)
+			Expect(hdr.Get("Idempotent-Replayed")).To(BeEmpty())
+			By("replaying it as it was, and with the signature's hex in upper case")
+			upper := h.Clone()
+			upper.Set("X-Signature", "sha256="+strings.ToUpper(strings.TrimPrefix(h.Get("X-Signature"), "sha256=")))
+			for _, replay := range []http.Header{h.Clone(), upper, h.Clone()} {
+				status, hdr, out := send("POST", "/api/v1/payouts", replay, body)
+				Expect(status).To(Equal(http.StatusOK), out)
+				Expect(hdr.Get("Idempotent-Replayed")).To(Equal("true"))
+				Expect(out).To(Equal(first))
+			}
+			Expect(payoutsIn(ns)).To(HaveLen(1), "one payout, whatever the replays")
+			By("a new request (another signature) is another payout")
+			other := signedHeaders(payer.sandbox, "POST", "/api/v1/payouts", `{"amount":2001}`, time.Now())
+			status, _, out := send("POST", "/api/v1/payouts", other, `{"amount":2001}`)
+			Expect(status).To(Equal(http.StatusOK), out)
+			Expect(payoutsIn(ns)).To(HaveLen(2))
+
+			By("the same for a subscription create without a key")
+			plan := `{"code":"replay-silver","name":"Silver","amount":4000,"currency_code":"TZS","interval":"week"}`
+			status, _, out = send("POST", "/api/v1/billing/plans", signedHeaders(duka.sandbox, "POST", "/api/v1/billing/plans", plan, time.Now()), plan)
+			Expect(status).To(Equal(http.StatusOK), out)
+			sub := `{"plan_code":"replay-silver","customer_phone":"` + noAnswerPhone + `","terms_shown":"Silver: TZS 4,000 a week."}`
+			h = signedHeaders(duka.sandbox, "POST", "/api/v1/billing/subscriptions", sub, time.Now())
+			status, _, first = send("POST", "/api/v1/billing/subscriptions", h.Clone(), sub)
+			Expect(status).To(Equal(http.StatusOK), first)
+			status, hdr, again := send("POST", "/api/v1/billing/subscriptions", h.Clone(), sub)
+			Expect(status).To(Equal(http.StatusOK), again)
+			Expect(hdr.Get("Idempotent-Replayed")).To(Equal("true"))
+			Expect(again).To(Equal(first))
+			Expect(subscriptionsIn(ns)).To(HaveLen(1))
+		})
+
 		It("refuses a signed request replayed after the tolerance, and records nothing", func() {
 			addr := startReplica("apiserver-replay", func(o *apiserver.Options) { o.SignatureTolerance = 2 * time.Second })
 			base := "http://" + addr

@@ -401,9 +401,9 @@ var _ = Describe("Billing API", func() {
 		Expect(ids).To(HaveEach(ids[0]))
 		Expect(subscriptionsIn(ns)).To(HaveLen(2))
 
-		By("making a new subscription for each request without a key")
+		By("making a new subscription for each request without a key (a byte-identical one in the same second is a replay)")
 		subscribe(duka.sandbox, "gold-monthly", "0712345678")
-		subscribe(duka.sandbox, "gold-monthly", "0712345678")
+		subscribe(duka.sandbox, "gold-monthly", "0712345679")
 		Expect(subscriptionsIn(ns)).To(HaveLen(4))
 	})
 
