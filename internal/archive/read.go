@@ -1,0 +1,331 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package archive
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/money"
+)
+
+// ---- single objects ----
+
+// GetPayment returns the archived payment namespace/name (name is its trx_id), or ErrNotFound.
+func (s *Store) GetPayment(ctx context.Context, namespace, name string) (*paygatev1.Payment, error) {
+	return get[paygatev1.Payment](ctx, s, KindPayment, namespace, name)
+}
+
+// GetPayout returns the archived payout namespace/name (name is its id), or ErrNotFound.
+func (s *Store) GetPayout(ctx context.Context, namespace, name string) (*paygatev1.Payout, error) {
+	return get[paygatev1.Payout](ctx, s, KindPayout, namespace, name)
+}
+
+// GetInvoice returns the archived invoice namespace/name, or ErrNotFound.
+func (s *Store) GetInvoice(ctx context.Context, namespace, name string) (*paygatev1.Invoice, error) {
+	return get[paygatev1.Invoice](ctx, s, KindInvoice, namespace, name)
+}
+
+// GetWebhookDelivery returns the archived webhook delivery namespace/name, or ErrNotFound.
+func (s *Store) GetWebhookDelivery(ctx context.Context, namespace, name string) (*paygatev1.WebhookDelivery, error) {
+	return get[paygatev1.WebhookDelivery](ctx, s, KindWebhookDelivery, namespace, name)
+}
+
+func get[T any](ctx context.Context, s *Store, kind Kind, namespace, name string) (*T, error) {
+	var js []byte
+	err := s.pool.QueryRow(ctx, "SELECT object FROM "+string(kind)+" WHERE namespace = $1 AND name = $2", namespace, name).Scan(&js)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("archive: reading %s %s/%s: %w", kind, namespace, name, err)
+	}
+	obj := new(T)
+	if err := json.Unmarshal(js, obj); err != nil {
+		return nil, fmt.Errorf("archive: decoding %s %s/%s: %w", kind, namespace, name, err)
+	}
+	return obj, nil
+}
+
+// ---- lists ----
+
+// Page is one page of a list: the items at [offset, offset+limit) of the ordered list, and how
+// many items the whole list has, read in one snapshot.
+type Page[T any] struct {
+	Items []T
+	Total int
+}
+
+// PaymentFilter selects payments; an empty field selects every value.
+type PaymentFilter struct {
+	Namespace   string
+	Merchant    string
+	Environment paygatev1.Environment
+	// Phase is the API's status filter (success or failed: archived payments are terminal).
+	Phase paygatev1.PaymentPhase
+	// MerchantReference is the API's merchant_ref (ref_trx) filter.
+	MerchantReference string
+}
+
+// PayoutFilter selects payouts; an empty field selects every value.
+type PayoutFilter struct {
+	Namespace   string
+	Merchant    string
+	Environment paygatev1.Environment
+	Phase       paygatev1.PayoutPhase
+}
+
+// InvoiceFilter selects invoices; an empty field selects every value.
+type InvoiceFilter struct {
+	Namespace   string
+	Merchant    string
+	Environment paygatev1.Environment
+	Phase       paygatev1.InvoicePhase
+	// Subscription is the Subscription's name (sub-...), not the API id.
+	Subscription string
+}
+
+// The orders of the API server's lists (apiserver/payments.go, payouts.go, billing.go), with the
+// UID last so that the order is total even across namespaces.
+const (
+	// PaymentOrder: newest first by metadata.creationTimestamp, then by name (trx_id).
+	PaymentOrder = "creation_timestamp DESC, name, uid"
+	// PayoutOrder: newest first by spec.createdAt, then by name (id).
+	PayoutOrder = "created_at DESC, name, uid"
+	// InvoiceOrder: newest first by metadata.creationTimestamp, then by subscription, then
+	// latest period first.
+	InvoiceOrder = "creation_timestamp DESC, subscription, period DESC, uid"
+)
+
+// ListPayments returns a page of the archived payments f selects, in the API's order.
+func (s *Store) ListPayments(ctx context.Context, f PaymentFilter, limit, offset int) (Page[paygatev1.Payment], error) {
+	var w where
+	w.eq("namespace", f.Namespace)
+	w.eq("merchant", f.Merchant)
+	w.eq("environment", string(f.Environment))
+	w.eq("phase", string(f.Phase))
+	w.eq("merchant_reference", f.MerchantReference)
+	return list[paygatev1.Payment](ctx, s, KindPayment, w, PaymentOrder, limit, offset)
+}
+
+// ListPayouts returns a page of the archived payouts f selects, in the API's order.
+func (s *Store) ListPayouts(ctx context.Context, f PayoutFilter, limit, offset int) (Page[paygatev1.Payout], error) {
+	var w where
+	w.eq("namespace", f.Namespace)
+	w.eq("merchant", f.Merchant)
+	w.eq("environment", string(f.Environment))
+	w.eq("phase", string(f.Phase))
+	return list[paygatev1.Payout](ctx, s, KindPayout, w, PayoutOrder, limit, offset)
+}
+
+// ListInvoices returns a page of the archived invoices f selects, in the API's order.
+func (s *Store) ListInvoices(ctx context.Context, f InvoiceFilter, limit, offset int) (Page[paygatev1.Invoice], error) {
+	var w where
+	w.eq("namespace", f.Namespace)
+	w.eq("merchant", f.Merchant)
+	w.eq("environment", string(f.Environment))
+	w.eq("phase", string(f.Phase))
+	w.eq("subscription", f.Subscription)
+	return list[paygatev1.Invoice](ctx, s, KindInvoice, w, InvoiceOrder, limit, offset)
+}
+
+// where is a conjunction of column = value conditions.
+type where struct {
+	conds []string
+	args  []any
+}
+
+func (w *where) eq(col, val string) {
+	if val == "" {
+		return
+	}
+	w.args = append(w.args, val)
+	w.conds = append(w.conds, fmt.Sprintf("%s = $%d", col, len(w.args)))
+}
+
+func (w *where) sql() string {
+	if len(w.conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(w.conds, " AND ")
+}
+
+func list[T any](ctx context.Context, s *Store, kind Kind, w where, order string, limit, offset int) (Page[T], error) {
+	if limit < 1 || offset < 0 {
+		return Page[T]{}, fmt.Errorf("archive: listing %s: limit must be positive and offset not negative (got %d, %d)", kind, limit, offset)
+	}
+	page := Page[T]{Items: []T{}}
+	// One snapshot for the page and the total.
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, "SELECT count(*) FROM "+string(kind)+w.sql(), w.args...).Scan(&page.Total); err != nil {
+			return err
+		}
+		args := append(slices.Clone(w.args), limit, offset)
+		rows, err := tx.Query(ctx, fmt.Sprintf("SELECT object FROM %s%s ORDER BY %s LIMIT $%d OFFSET $%d",
+			kind, w.sql(), order, len(args)-1, len(args)), args...)
+		if err != nil {
+			return err
+		}
+		objs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+		if err != nil {
+			return err
+		}
+		for _, js := range objs {
+			var obj T
+			if err := json.Unmarshal(js, &obj); err != nil {
+				return fmt.Errorf("decoding: %w", err)
+			}
+			page.Items = append(page.Items, obj)
+		}
+		return nil
+	})
+	if err != nil {
+		return Page[T]{}, fmt.Errorf("archive: listing %s: %w", kind, err)
+	}
+	return page, nil
+}
+
+// ---- carried forward ----
+
+// CarriedForward is what a merchant's archived payments and payouts add to its balance in one
+// environment and currency: add it to the sums over the live objects (docs/ledger.md).
+type CarriedForward struct {
+	Namespace   string
+	Merchant    string
+	Environment paygatev1.Environment
+	Currency    paygatev1.CurrencyCode
+	// Settled is the sum of the net amounts of the archived successful payments.
+	Settled money.Amount
+	// SettledPayments counts the archived successful payments.
+	SettledPayments int64
+	// PaidOut is the sum of the amounts of the archived successful payouts.
+	PaidOut money.Amount
+	// PaidOutPayouts counts the archived successful payouts.
+	PaidOutPayouts int64
+	// Payments and Payouts count every archived payment and payout, whatever its phase.
+	Payments int64
+	Payouts  int64
+}
+
+// Equal reports whether two carried-forward entries are for the same key with the same sums.
+func (c CarriedForward) Equal(o CarriedForward) bool {
+	return c.key() == o.key() && c.delta().equal(o.delta())
+}
+
+func (c CarriedForward) key() cfKey {
+	return cfKey{Namespace: c.Namespace, Merchant: c.Merchant, Environment: c.Environment, Currency: c.Currency}
+}
+
+func (c CarriedForward) delta() cfDelta {
+	return cfDelta{Settled: c.Settled, SettledPayments: c.SettledPayments, PaidOut: c.PaidOut,
+		PaidOutPayouts: c.PaidOutPayouts, Payments: c.Payments, Payouts: c.Payouts}
+}
+
+// CarriedForward returns the carried-forward amounts of a merchant in env, one per currency
+// that has archived payments or payouts, by currency.
+func (s *Store) CarriedForward(ctx context.Context, namespace, merchant string, env paygatev1.Environment) ([]CarriedForward, error) {
+	return s.carriedForward(ctx, " WHERE namespace = $1 AND merchant = $2 AND environment = $3", namespace, merchant, string(env))
+}
+
+// AllCarriedForward returns every carried-forward entry, by namespace, merchant, environment
+// and currency (the ledger check).
+func (s *Store) AllCarriedForward(ctx context.Context) ([]CarriedForward, error) {
+	return s.carriedForward(ctx, "")
+}
+
+func (s *Store) carriedForward(ctx context.Context, where string, args ...any) ([]CarriedForward, error) {
+	rows, err := s.pool.Query(ctx, `
+SELECT namespace, merchant, environment, currency, settled::text, settled_payments, paid_out::text, paid_out_payouts, payments, payouts
+FROM carried_forward`+where+`
+ORDER BY namespace, merchant, environment, currency`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("archive: reading carried_forward: %w", err)
+	}
+	out, err := collectCarried(rows)
+	if err != nil {
+		return nil, fmt.Errorf("archive: reading carried_forward: %w", err)
+	}
+	return out, nil
+}
+
+func collectCarried(rows pgx.Rows) ([]CarriedForward, error) {
+	out := []CarriedForward{}
+	for rows.Next() {
+		var c CarriedForward
+		var env, currency, settled, paid string
+		if err := rows.Scan(&c.Namespace, &c.Merchant, &env, &currency, &settled, &c.SettledPayments, &paid, &c.PaidOutPayouts, &c.Payments, &c.Payouts); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		c.Environment, c.Currency = paygatev1.Environment(env), paygatev1.CurrencyCode(currency)
+		var err error
+		if c.Settled, err = money.ParseAmount(settled); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if c.PaidOut, err = money.ParseAmount(paid); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// SumArchived recomputes the carried-forward entries from the archived rows themselves, in one
+// snapshot, in AllCarriedForward's order: the ledger check compares the two, and both with the
+// Balances.
+func (s *Store) SumArchived(ctx context.Context) ([]CarriedForward, error) {
+	var out []CarriedForward
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `
+SELECT namespace, merchant, environment, currency,
+       coalesce(sum(net_amount) FILTER (WHERE phase = 'success'), 0)::text, count(*) FILTER (WHERE phase = 'success'),
+       '0', 0, count(*), 0
+FROM payments GROUP BY 1, 2, 3, 4
+UNION ALL
+SELECT namespace, merchant, environment, currency,
+       '0', 0,
+       coalesce(sum(amount) FILTER (WHERE phase = 'success'), 0)::text, count(*) FILTER (WHERE phase = 'success'),
+       0, count(*)
+FROM payouts GROUP BY 1, 2, 3, 4`)
+		if err != nil {
+			return err
+		}
+		parts, err := collectCarried(rows)
+		if err != nil {
+			return err
+		}
+		sums := map[cfKey]*cfDelta{}
+		for _, p := range parts {
+			d := sums[p.key()]
+			if d == nil {
+				d = &cfDelta{}
+				sums[p.key()] = d
+			}
+			d.add(p.delta())
+		}
+		for k, d := range sums {
+			out = append(out, CarriedForward{Namespace: k.Namespace, Merchant: k.Merchant, Environment: k.Environment, Currency: k.Currency,
+				Settled: d.Settled, SettledPayments: d.SettledPayments, PaidOut: d.PaidOut, PaidOutPayouts: d.PaidOutPayouts,
+				Payments: d.Payments, Payouts: d.Payouts})
+		}
+		slices.SortFunc(out, func(a, b CarriedForward) int { return a.key().compare(b.key()) })
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("archive: summing the archived rows: %w", err)
+	}
+	if out == nil {
+		out = []CarriedForward{}
+	}
+	return out, nil
+}
