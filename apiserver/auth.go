@@ -18,6 +18,7 @@ import (
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/credentials"
 	"github.com/paygate/paygate/internal/index"
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/pkg/paygate/signing"
 )
 
@@ -109,10 +110,10 @@ func (s *Server) authenticate(r *http.Request, body []byte) (*caller, *APIError)
 	if set.BusinessID != businessID || subtle.ConstantTimeCompare([]byte(set.APIKey), []byte(apiKey)) != 1 {
 		return nil, errInvalidCredentials
 	}
-	if !s.opts.SignaturesDisabled {
-		if apiErr := s.verifySignature(r, body, []byte(set.APISecret)); apiErr != nil {
-			return nil, apiErr
-		}
+	if s.acceptsUnsigned(r, merchant, env) {
+		metrics.UnsignedRequests.WithLabelValues(string(env)).Inc()
+	} else if apiErr := s.verifySignature(r, body, []byte(set.APISecret)); apiErr != nil {
+		return nil, apiErr
 	}
 	switch merchant.Spec.BusinessStatus {
 	case paygatev1.BusinessRejected, paygatev1.BusinessDisabled:
@@ -124,6 +125,17 @@ func (s *Server) authenticate(r *http.Request, body []byte) (*caller, *APIError)
 		}
 	}
 	return &caller{merchant: merchant, env: env, body: body}, nil
+}
+
+// acceptsUnsigned tells whether r may skip the signature: it carries neither X-Timestamp nor
+// X-Signature, the merchant's spec.unsignedRequests lists env, and for production the
+// administrator allowed it too (--allow-unsigned-production). A request that carries a signature
+// is always verified.
+func (s *Server) acceptsUnsigned(r *http.Request, m *paygatev1.Merchant, env paygatev1.Environment) bool {
+	if len(r.Header.Values(signing.TimestampHeader)) > 0 || len(r.Header.Values(signing.SignatureHeader)) > 0 {
+		return false
+	}
+	return m.Spec.AcceptsUnsigned(env) && (env != paygatev1.EnvironmentProduction || s.opts.AllowUnsignedProduction)
 }
 
 func (s *Server) verifySignature(r *http.Request, body, secret []byte) *APIError {

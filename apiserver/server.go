@@ -40,8 +40,9 @@ type Options struct {
 	Clock clock.PassiveClock
 	// SignatureTolerance is how far X-Timestamp may be from now (default 300 s).
 	SignatureTolerance time.Duration
-	// SignaturesDisabled is the administrator switch that turns request signatures off.
-	SignaturesDisabled bool
+	// AllowUnsignedProduction is the administrator's consent to honour a merchant's
+	// spec.unsignedRequests in production (sandbox needs only the merchant's switch).
+	AllowUnsignedProduction bool
 	// RateLimitPerMinute is the default request rate per business and client IP (default 120).
 	RateLimitPerMinute int
 	// TrustedProxies may set X-Forwarded-For.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -102,7 +103,36 @@ func (r *MerchantReconciler) Reconcile(ctx context.Context, req ctrl.Request) (r
 		r.issueProductionCredentials,
 		r.issueWebhookSigningSecret,
 		r.resolveCheckoutGateways,
+		r.reportUnsignedRequests,
 	))
+}
+
+// Reasons of the UnsignedRequestsAccepted condition.
+const (
+	ReasonUnsignedRequestsOn = "UnsignedRequestsOn"
+	ReasonSignaturesRequired = "SignaturesRequired"
+)
+
+// reportUnsignedRequests shows on the merchant whether its switch lets requests come unsigned
+// (spec.unsignedRequests), so that nobody has to read the spec to know signatures are off.
+func (r *MerchantReconciler) reportUnsignedRequests(_ context.Context, s *merchantScope) (ctrl.Result, error) {
+	m := s.merchant
+	if len(m.Spec.UnsignedRequests) == 0 {
+		r.setCondition(m, paygatev1.ConditionUnsignedRequestsAccepted, metav1.ConditionFalse, ReasonSignaturesRequired,
+			"Every request must be signed")
+		return ctrl.Result{}, nil
+	}
+	envs := make([]string, 0, len(m.Spec.UnsignedRequests))
+	for _, e := range m.Spec.UnsignedRequests {
+		envs = append(envs, string(e))
+	}
+	slices.Sort(envs)
+	msg := "Requests without a signature are accepted in " + strings.Join(envs, " and ")
+	if m.Spec.AcceptsUnsigned(paygatev1.EnvironmentProduction) {
+		msg += " (production only where the apiserver runs with --allow-unsigned-production)"
+	}
+	r.setCondition(m, paygatev1.ConditionUnsignedRequestsAccepted, metav1.ConditionTrue, ReasonUnsignedRequestsOn, msg)
+	return ctrl.Result{}, nil
 }
 
 // summarizeMerchant sets the merchant's Ready condition and observedGeneration from its other

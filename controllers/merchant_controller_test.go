@@ -146,6 +146,33 @@ var _ = Describe("Merchant credentials", func() {
 		Expect(eventReasons(ns, "pending-shop")).To(ContainElements("CredentialsIssued", "WebhookSecretIssued"))
 	})
 
+	It("shows whether the merchant accepts unsigned requests, and where", func() {
+		createMerchant(ns, "plugin-shop")
+		m := waitReady(ns, "plugin-shop")
+		Expect(conditionStatus(m, paygatev1.ConditionUnsignedRequestsAccepted)).To(Equal(metav1.ConditionFalse))
+		Eventually(func(g Gomega) {
+			cur := &paygatev1.Merchant{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), cur)).To(Succeed())
+			cur.Spec.UnsignedRequests = []paygatev1.Environment{paygatev1.EnvironmentSandbox}
+			g.Expect(k8s.Update(ctx, cur)).To(Succeed())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			cur := &paygatev1.Merchant{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), cur)).To(Succeed())
+			c := meta.FindStatusCondition(cur.Status.Conditions, paygatev1.ConditionUnsignedRequestsAccepted)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Reason).To(Equal(controllers.ReasonUnsignedRequestsOn))
+			g.Expect(c.Message).To(ContainSubstring("sandbox"))
+			g.Expect(c.ObservedGeneration).To(Equal(cur.Generation))
+		}).Should(Succeed())
+		By("refusing an environment that does not exist at apply time")
+		cur := &paygatev1.Merchant{}
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), cur)).To(Succeed())
+		cur.Spec.UnsignedRequests = []paygatev1.Environment{"staging"}
+		Expect(k8s.Update(ctx, cur)).NotTo(Succeed())
+	})
+
 	It("issues production credentials once the business is approved", func() {
 		createMerchant(ns, "growing-shop")
 		m := waitReady(ns, "growing-shop")

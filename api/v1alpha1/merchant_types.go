@@ -166,6 +166,26 @@ type MerchantSpec struct {
 	// +kubebuilder:default=WebhookSecret
 	// +optional
 	LegacyIPNSigningKey WebhookSigningKey `json:"legacyIPNSigningKey,omitempty"`
+
+	// unsignedRequests lists the environments in which this merchant's API requests may come
+	// without X-Timestamp and X-Signature, for integrations that cannot sign (the older gateway's
+	// plugin). The API key is still checked, and a request that does carry a signature is still
+	// verified. Off by default; production is honoured only when the apiserver also runs with
+	// --allow-unsigned-production (docs/migrating.md).
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=2
+	// +optional
+	UnsignedRequests []Environment `json:"unsignedRequests,omitempty"`
+}
+
+// AcceptsUnsigned tells whether the merchant lets requests of env come unsigned.
+func (s *MerchantSpec) AcceptsUnsigned(env Environment) bool {
+	for _, e := range s.UnsignedRequests {
+		if e == env {
+			return true
+		}
+	}
+	return false
 }
 
 // WebhookFormat is the shape and signature of a merchant's webhooks.
@@ -278,6 +298,9 @@ const (
 	ConditionProductionEnabled        = "ProductionEnabled"
 	ConditionWebhookSecretIssued      = "WebhookSecretIssued"
 	ConditionInvalidGatewaySelection  = "InvalidGatewaySelection"
+	// ConditionUnsignedRequestsAccepted is True while spec.unsignedRequests lets requests come
+	// without a signature in some environment (its message names them).
+	ConditionUnsignedRequestsAccepted = "UnsignedRequestsAccepted"
 )
 
 // Annotations that ask the merchant controller to rotate a credential set. Set the value to
@@ -300,6 +323,7 @@ const (
 // +kubebuilder:printcolumn:name="Sandbox Key",type=string,JSONPath=`.status.sandbox.businessID`,priority=1
 // +kubebuilder:printcolumn:name="Production",type=string,JSONPath=`.status.conditions[?(@.type=="ProductionEnabled")].status`
 // +kubebuilder:printcolumn:name="Webhooks",type=string,JSONPath=`.spec.webhookFormat`
+// +kubebuilder:printcolumn:name="Unsigned",type=string,JSONPath=`.status.conditions[?(@.type=="UnsignedRequestsAccepted")].status`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Merchant struct {

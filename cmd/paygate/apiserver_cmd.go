@@ -26,7 +26,7 @@ type apiserverOptions struct {
 	publicURL          string
 	checkoutKeyFile    string
 	signatureTolerance time.Duration
-	disableSignatures  bool
+	allowUnsignedProd  bool
 	rateLimit          int
 	trustedProxies     string
 	checkoutLifetime   time.Duration
@@ -42,7 +42,7 @@ func (o *apiserverOptions) bindFlags(fs *flag.FlagSet, defaultAddr string) {
 	fs.StringVar(&o.publicURL, "public-url", "", "Base URL merchants and customers reach the API at (default http://<bind-address>).")
 	fs.StringVar(&o.checkoutKeyFile, "checkout-key-file", "", "File holding the hex key that signs checkout URLs; every replica must share it. Also read from PAYGATE_CHECKOUT_KEY.")
 	fs.DurationVar(&o.signatureTolerance, "signature-tolerance", 300*time.Second, "How far X-Timestamp may be from the server's clock.")
-	fs.BoolVar(&o.disableSignatures, "disable-signatures", false, "Administrator switch: accept requests without X-Timestamp and X-Signature.")
+	fs.BoolVar(&o.allowUnsignedProd, "allow-unsigned-production", false, "Administrator switch: honour a merchant's spec.unsignedRequests in production too (sandbox needs only the merchant's switch).")
 	fs.IntVar(&o.rateLimit, "rate-limit", 120, "Default requests per minute per business and client IP.")
 	fs.StringVar(&o.trustedProxies, "trusted-proxies", "", "Comma-separated CIDRs of proxies whose X-Forwarded-For is trusted.")
 	fs.DurationVar(&o.checkoutLifetime, "checkout-lifetime", 30*time.Minute, "How long a checkout session lasts before the payment expires.")
@@ -75,16 +75,16 @@ func (o *apiserverOptions) serverOptions() (apiserver.Options, error) {
 		public = "http://" + host
 	}
 	return apiserver.Options{
-		SignatureTolerance: o.signatureTolerance,
-		SignaturesDisabled: o.disableSignatures,
-		RateLimitPerMinute: o.rateLimit,
-		TrustedProxies:     proxies,
-		CheckoutKey:        key,
-		CheckoutLifetime:   o.checkoutLifetime,
-		ReadHeaderTimeout:  o.readHeaderTimeout,
-		PublicURL:          strings.TrimSuffix(public, "/"),
-		Site:               apiserver.SiteInfo{SiteName: o.siteName, SiteLogo: o.siteLogo, SiteURL: o.siteURL, BrandWord: o.brandWord},
-		Log:                ctrl.Log.WithName("apiserver"),
+		SignatureTolerance:      o.signatureTolerance,
+		AllowUnsignedProduction: o.allowUnsignedProd,
+		RateLimitPerMinute:      o.rateLimit,
+		TrustedProxies:          proxies,
+		CheckoutKey:             key,
+		CheckoutLifetime:        o.checkoutLifetime,
+		ReadHeaderTimeout:       o.readHeaderTimeout,
+		PublicURL:               strings.TrimSuffix(public, "/"),
+		Site:                    apiserver.SiteInfo{SiteName: o.siteName, SiteLogo: o.siteLogo, SiteURL: o.siteURL, BrandWord: o.brandWord},
+		Log:                     ctrl.Log.WithName("apiserver"),
 	}, nil
 }
 

@@ -67,9 +67,16 @@ var (
 		Name: "paygate_provider_forgotten_attempts_total",
 		Help: "Attempts the provider had accepted and later answered it knows nothing of (an operator checks them), by operation (push, disbursement) and environment.",
 	}, []string{"operation", "environment"})
+
+	// UnsignedRequests counts API requests accepted without a signature (a merchant's
+	// spec.unsignedRequests), in the apiserver.
+	UnsignedRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "paygate_unsigned_requests_total",
+		Help: "Merchant API requests accepted without X-Timestamp and X-Signature (the merchant's unsignedRequests switch), by environment.",
+	}, []string{"environment"})
 )
 
 func init() {
 	crmetrics.Registry.MustRegister(PaymentsSettled, LateSettlements, ProviderRequests, ProviderLatency, WebhookAttempts, WebhooksAbandoned,
-		Payouts, DisbursementLatency, ForgottenAttempts)
+		Payouts, DisbursementLatency, ForgottenAttempts, UnsignedRequests)
 }
