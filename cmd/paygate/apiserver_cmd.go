@@ -4,17 +4,22 @@
 package main
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/paygate/paygate/apiserver"
 	"github.com/paygate/paygate/internal/clientip"
@@ -23,6 +28,7 @@ import (
 // apiserverOptions are the flags of `paygate apiserver` (and the apiserver inside `paygate dev`).
 type apiserverOptions struct {
 	addr               string
+	metricsAddr        string
 	publicURL          string
 	checkoutKeyFile    string
 	signatureTolerance time.Duration
@@ -39,6 +45,7 @@ type apiserverOptions struct {
 
 func (o *apiserverOptions) bindFlags(fs *flag.FlagSet, defaultAddr string) {
 	fs.StringVar(&o.addr, "bind-address", defaultAddr, "Address the merchant API listens on.")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "Address the Prometheus /metrics endpoint listens on, apart from the merchant API; 0 disables it.")
 	fs.StringVar(&o.publicURL, "public-url", "", "Base URL merchants and customers reach the API at (default http://<bind-address>).")
 	fs.StringVar(&o.checkoutKeyFile, "checkout-key-file", "", "File holding the hex key that signs checkout URLs; every replica must share it. Also read from PAYGATE_CHECKOUT_KEY.")
 	fs.DurationVar(&o.signatureTolerance, "signature-tolerance", 300*time.Second, "How far X-Timestamp may be from the server's clock.")
@@ -132,9 +139,31 @@ func runAPIServer(args []string) int {
 		return 1
 	}
 	log.Info("Serving the merchant API", "address", rt.Listener.Addr().String(), "publicURL", serverOpts.PublicURL)
+	if opts.metricsAddr != "0" && opts.metricsAddr != "" {
+		ln, err := net.Listen("tcp", opts.metricsAddr)
+		if err != nil {
+			log.Error(err, "Unable to serve metrics", "address", opts.metricsAddr)
+			return 1
+		}
+		go serveMetrics(ctx, ln)
+		log.Info("Serving metrics", "address", ln.Addr().String())
+	}
 	if err := <-done; err != nil {
 		log.Error(err, "The apiserver stopped with an error")
 		return 1
 	}
 	return 0
+}
+
+// serveMetrics serves the Prometheus registry the apiserver counts in (paygate_* metrics such as
+// paygate_unsigned_requests_total, and the Go runtime's) on ln until ctx ends.
+func serveMetrics(ctx context.Context, ln net.Listener) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(crmetrics.Registry, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	_ = srv.Serve(ln)
 }

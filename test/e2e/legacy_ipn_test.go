@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
@@ -178,5 +180,35 @@ var _ = Describe("Legacy IPN webhooks", func() {
 		}).Should(Succeed())
 		expectDelivered(later, paygatev1.WebhookFormatStandard)
 		expectDelivered(paid, paygatev1.WebhookFormatLegacyIPN)
+	})
+
+	It("accepts unsigned requests only where the merchant's switch allows them, never production without the administrator", func() {
+		ns := newNamespace()
+		createGateway("TZS", func(g *paygatev1.Gateway) { g.Spec.Simulation = paygatev1.SimulationSandboxAndProduction })
+		plugin := createMerchant(ns, "plugin-shop", func(m *paygatev1.Merchant) {
+			m.Spec.UnsignedRequests = []paygatev1.Environment{paygatev1.EnvironmentSandbox, paygatev1.EnvironmentProduction}
+		})
+		signer := createMerchant(ns, "signing-shop")
+		unsigned := func(c *paygate.Client, ref string) (int, string) {
+			body := `{"payment_amount":1500,"currency_code":"TZS","ref_trx":"` + ref + `","payment_mode":"hosted"}`
+			h := http.Header{"X-Environment": {c.Credentials.Environment}, "X-Merchant-Key": {c.Credentials.MerchantKey},
+				"X-Api-Key": {c.Credentials.APIKey}, "Content-Type": {"application/json"}}
+			status, _, out := send("POST", "/api/v1/payments", h, body)
+			return status, out
+		}
+		status, out := unsigned(plugin.sandbox, "plugin-1")
+		Expect(status).To(Equal(http.StatusOK), out)
+		status, out = unsigned(plugin.production, "plugin-2")
+		expectAPIError(status, out, http.StatusUnauthorized, "INVALID_SIGNATURE", "")
+		status, out = unsigned(signer.sandbox, "signer-1")
+		expectAPIError(status, out, http.StatusUnauthorized, "INVALID_SIGNATURE", "")
+		var payments paygatev1.PaymentList
+		Expect(k8s.List(ctx, &payments, client.InNamespace(ns))).To(Succeed())
+		Expect(payments.Items).To(HaveLen(1), "only the sandbox request of the merchant whose switch is on")
+		Eventually(func(g Gomega) {
+			m := &paygatev1.Merchant{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(plugin.merchant), m)).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(m.Status.Conditions, paygatev1.ConditionUnsignedRequestsAccepted)).To(BeTrue())
+		}).Should(Succeed())
 	})
 })
