@@ -45,7 +45,6 @@ type apiserverOptions struct {
 
 func (o *apiserverOptions) bindFlags(fs *flag.FlagSet, defaultAddr string) {
 	fs.StringVar(&o.addr, "bind-address", defaultAddr, "Address the merchant API listens on.")
-	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "Address the Prometheus /metrics endpoint listens on, apart from the merchant API; 0 disables it.")
 	fs.StringVar(&o.publicURL, "public-url", "", "Base URL merchants and customers reach the API at (default http://<bind-address>).")
 	fs.StringVar(&o.checkoutKeyFile, "checkout-key-file", "", "File holding the hex key that signs checkout URLs; every replica must share it. Also read from PAYGATE_CHECKOUT_KEY.")
 	fs.DurationVar(&o.signatureTolerance, "signature-tolerance", 300*time.Second, "How far X-Timestamp may be from the server's clock.")
@@ -115,6 +114,8 @@ func runAPIServer(args []string) int {
 	fs := flag.NewFlagSet("paygate apiserver", flag.ContinueOnError)
 	var opts apiserverOptions
 	opts.bindFlags(fs, ":8443")
+	// Only the standalone apiserver: in `paygate dev` the manager's endpoint serves the same registry.
+	fs.StringVar(&opts.metricsAddr, "metrics-bind-address", "0", "Address the Prometheus /metrics endpoint listens on, apart from the merchant API; 0 disables it.")
 	var zapOpts zap.Options
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
