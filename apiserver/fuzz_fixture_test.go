@@ -381,7 +381,10 @@ func wireRequest(method, target string, h http.Header, body []byte, chunked bool
 	if err != nil {
 		return nil, err
 	}
-	if r.Method == "CONNECT" || r.Host == "" || strings.ContainsAny(r.RequestURI, " \t\r\n") || !strings.HasPrefix(r.RequestURI, "/") {
+	// The origin form (/path?query) and the absolute form (http://host/path?query) reach
+	// handlers; CONNECT's authority form and OPTIONS * do not.
+	if r.Method == http.MethodConnect || r.Host == "" || strings.ContainsAny(r.RequestURI, " \t\r\n") ||
+		!(strings.HasPrefix(r.RequestURI, "/") || r.URL.IsAbs() && strings.HasPrefix(r.URL.Path, "/")) {
 		return nil, fmt.Errorf("request target %q", r.RequestURI)
 	}
 	r.RemoteAddr = "127.0.0.1:40000"

@@ -65,7 +65,11 @@ func (a fuzzAuth) headers(f *fuzzFixture, method, target, lines string, body []b
 			now = now.Add(-time.Hour)
 		}
 		ts := strconv.FormatInt(now.Unix(), 10)
-		sig := paygate.Sign(creds.APISecret, ts, method, target, body)
+		signed := target // what clients sign: the path and query, also of an absolute-form target
+		if u, err := url.Parse(target); err == nil && u.IsAbs() {
+			signed = u.RequestURI()
+		}
+		sig := paygate.Sign(creds.APISecret, ts, method, signed, body)
 		switch (a >> 3) & 3 {
 		case 1:
 			ts, sig = "", ""
@@ -155,6 +159,7 @@ func FuzzServeHTTP(f *testing.F) {
 		{"GET", "/checkout/{pending}/status?expires=1&signature=00", "", "", 7},
 		{"POST", "/internal/provider/callbacks", "X-Provider-Signature: 00\nX-Provider-Timestamp: 1", `{"reference":"shop.x.1"}`, 7},
 		{"GET", "/healthz", "", "", 7},
+		{"GET", "http://pay.example.com/api/v1/payments/{settled}?x=1", "", "", 0},
 	} {
 		f.Add(seed.method, seed.target, seed.headers, []byte(seed.body), seed.auth)
 	}
