@@ -128,7 +128,8 @@ func FuzzPayoutRequest(f *testing.F) {
 
 // FuzzPlanRequest feeds arbitrary bodies to the plan decoder (parsePlanRequest): a refusal is a
 // documented 422 (INVALID_AMOUNT exactly when the amount is a number out of range); an accepted
-// plan passes the billing rules and has a schedule the billing controller can follow.
+// plan passes the billing rules and, in a currency Paygate knows, has a schedule the billing
+// controller can follow and an amount that renders.
 func FuzzPlanRequest(f *testing.F) {
 	for _, seed := range []string{
 		goldPlan,
@@ -161,6 +162,11 @@ func FuzzPlanRequest(f *testing.F) {
 		if errs := req.Validate(); len(errs) > 0 || billing.CheckPlanCode("code", req.Code) != nil ||
 			req.Amount.Cmp(billing.MinimumPlanAmount) < 0 || req.Amount.Cmp(billing.MaximumPlanAmount) > 0 {
 			t.Fatalf("accepted an invalid plan %+v: %v", req, errs)
+		}
+		if _, known := money.LookupCurrency(req.Currency.Code); !known {
+			// Left to the handler: a merchant's currencies are limited to the known ones (the CRD's
+			// enum), so it answers INVALID_CURRENCY.
+			return
 		}
 		spec := req.Spec("duka", paygatev1.EnvironmentSandbox)
 		if _, err := billing.PlanSchedule(&spec); err != nil {
