@@ -71,6 +71,22 @@ verify: manifests generate ## Fail when generated files, go.mod or formatting dr
 test: verify vet controlplane ## Run every test: unit, envtest integration, fuzz seed corpora.
 	go test $(GOFLAGS_TEST) $(DEV_TAGS) ./... -coverprofile cover.out
 
+# How long `make fuzz` runs each fuzz target, and flags for `go test -fuzz` (e.g. -parallel 2).
+FUZZTIME ?= 3m
+FUZZFLAGS ?=
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target (func Fuzz...) of the repository, one after another, each for FUZZTIME (default 3m).
+	@set -e; for dir in $$(git grep --untracked -l '^func Fuzz' -- '*_test.go' | xargs -n1 dirname | sort -u); do \
+		pkg=./$$dir; \
+		for name in $$(go test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "=== fuzz $$pkg $$name for $(FUZZTIME)"; \
+			start=$$(date +%s); \
+			go test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) $$pkg; \
+			echo "--- clean: $$pkg $$name ($$(( $$(date +%s) - start )) s with the build)"; \
+		done; \
+	done
+
 .PHONY: bench
 bench: controlplane ## Benchmarks: signed API calls over HTTP against the real stack, and the rate limiter.
 	go test ./test/bench/ -run '^$$' -bench . -benchtime 1000x -benchmem

@@ -68,7 +68,7 @@ func (s *Server) checkoutRoutes() {
 func (s *Server) checkoutStatic(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("file")
 	if name != "checkout.css" && name != "checkout.js" {
-		http.NotFound(w, r)
+		s.noRoute(w, r)
 		return
 	}
 	b, _ := checkoutAssets.ReadFile("checkout/" + name)

@@ -188,6 +188,7 @@ func TestOpenAPIOperationsDocumentTheirErrors(t *testing.T) {
 // (sandbox only) and a settled payment.
 type exchangeFixture struct {
 	srv                      *httptest.Server
+	api                      *Server
 	k8s                      client.Client
 	duka, pending, slow      paygate.Credentials
 	newcomer, unvetted, live paygate.Credentials
@@ -195,6 +196,16 @@ type exchangeFixture struct {
 }
 
 func newExchangeFixture(t *testing.T, mods ...func(*Options)) *exchangeFixture {
+	t.Helper()
+	f := newExchangeCluster(t, mods...)
+	f.srv = httptest.NewServer(f.api)
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// newExchangeCluster is the exchange fixture's cluster and Server, without an HTTP listener:
+// f.srv is nil, requests go to f.api.ServeHTTP (the fuzz targets send thousands).
+func newExchangeCluster(t testing.TB, mods ...func(*Options)) *exchangeFixture {
 	t.Helper()
 	const ns = "shop"
 	now := time.Now().UTC().Truncate(time.Second)
@@ -277,9 +288,7 @@ func newExchangeFixture(t *testing.T, mods ...func(*Options)) *exchangeFixture {
 	for _, mod := range mods {
 		mod(&opts)
 	}
-	s := New(opts)
-	f.srv = httptest.NewServer(s)
-	t.Cleanup(f.srv.Close)
+	f.api = New(opts)
 	return f
 }
 

@@ -26,6 +26,13 @@ import (
 func payoutFixture(t *testing.T, mods ...func(*Options)) *exchangeFixture {
 	t.Helper()
 	f := newExchangeFixture(t, mods...)
+	f.enablePayouts(t)
+	return f
+}
+
+// enablePayouts lets duka pay out, as payoutFixture describes.
+func (f *exchangeFixture) enablePayouts(t testing.TB) {
+	t.Helper()
 	ctx := t.Context()
 	m := &paygatev1.Merchant{}
 	if err := f.k8s.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "duka"}, m); err != nil {
@@ -51,12 +58,11 @@ func payoutFixture(t *testing.T, mods ...func(*Options)) *exchangeFixture {
 		t.Fatal(err)
 	}
 	f.setAvailable(t, "9750.00")
-	return f
 }
 
 // setAvailable writes what the balance controller would: the available TZS balance of duka's
 // sandbox.
-func (f *exchangeFixture) setAvailable(t *testing.T, available string) {
+func (f *exchangeFixture) setAvailable(t testing.TB, available string) {
 	t.Helper()
 	b := &paygatev1.Balance{}
 	if err := f.k8s.Get(t.Context(), client.ObjectKey{Namespace: "shop", Name: paygatev1.BalanceName("duka", paygatev1.EnvironmentSandbox)}, b); err != nil {

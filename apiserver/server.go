@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"path"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -135,9 +136,25 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &APIError{Status: http.StatusNotFound, Label: LabelNotFound, Message: "No route matches " + r.Method + " " + r.URL.Path + "."})
-	})
+	s.mux.HandleFunc("/", s.noRoute)
+}
+
+// noRoute answers a path that is not a route: 404 in the error shape (docs/api.md, Endpoints).
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	writeError(w, &APIError{Status: http.StatusNotFound, Label: LabelNotFound, Message: "No route matches " + r.Method + " " + r.URL.Path + "."})
+}
+
+// cleanPath is the path http.ServeMux routes a request by ("/a//b/../c" is "/a/c"); the mux
+// answers a path that is not already clean with a redirect in HTML.
+func cleanPath(p string) string {
+	if p == "" || p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if strings.HasSuffix(p, "/") && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 // handle registers an authenticated path; other methods get 405 in the error shape, and a body
@@ -235,6 +252,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.opts.Log.V(1).Info("Request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
 			"durationMs", s.opts.Clock.Since(start).Milliseconds())
 	}()
+	if r.Method != http.MethodConnect && cleanPath(r.URL.Path) != r.URL.Path {
+		// Not a route: no path is served under another spelling (a signature covers the path as
+		// sent), and every answer is JSON, never the mux's HTML redirect.
+		s.noRoute(rec, r)
+		return
+	}
 	s.mux.ServeHTTP(rec, r)
 }
 
