@@ -528,12 +528,29 @@ func (f *fuzzFixture) checkExchange(t *testing.T, r *http.Request, w *httptest.R
 	keyMayBeKept := refused && r.Method == http.MethodPost && slices.Contains(idempotentRoutes, path) &&
 		r.Header.Get("Idempotency-Key") != "" && !slices.Contains([]int{401, 404, 405, 415, 429}, w.Code) &&
 		label != LabelMerchantSuspended && label != LabelMerchantPendingApproval
-	for _, wr := range writes {
+	for _, wr := range netWrites(writes) {
 		if keyMayBeKept && strings.Contains(wr, " IdempotencyKey ") {
 			continue
 		}
 		fail("wrote %q", wr)
 	}
+}
+
+// netWrites drops the objects a request created and then deleted itself (the key a keyless
+// payout or subscription create claims with its signature is deleted again when the request is
+// refused): what is left is what the request leaves behind.
+func netWrites(writes []string) []string {
+	var out []string
+	for _, wr := range writes {
+		if obj, ok := strings.CutPrefix(wr, "Delete "); ok {
+			if i := slices.Index(out, "Create "+obj); i >= 0 {
+				out = slices.Delete(out, i, i+1)
+				continue
+			}
+		}
+		out = append(out, wr)
+	}
+	return out
 }
 
 // serve sends r to the Server and checks the exchange.
