@@ -2,7 +2,7 @@
 # `make help` lists the targets.
 
 IMG ?= paygate:dev
-GOFLAGS_TEST ?= -count=1
+GOFLAGS_TEST ?= -count=1 -timeout 40m
 # The local control plane (`paygate dev`) is compiled only with this tag; the image never has it.
 DEV_TAGS ?= -tags dev
 
