@@ -95,7 +95,8 @@ type harness struct {
 	rngMu sync.Mutex
 	rng   *mrand.Rand
 
-	billingKick chan struct{}
+	billingKick     chan struct{}
+	failpointRounds int
 
 	mu         sync.Mutex
 	takeovers  []time.Duration
@@ -508,10 +509,16 @@ func (h *harness) totalKills() int {
 
 // ---- kills ----
 
+// killLoop kills until kills were counted: the first rounds take every kind once (so the short
+// run covers them all), then kinds are drawn at random; failpoints take their turn in order.
 func (h *harness) killLoop(kills int) {
-	for h.totalKills() < kills {
+	for round := 0; h.totalKills() < kills; round++ {
 		time.Sleep(time.Duration(300+h.intn(1700)) * time.Millisecond)
-		switch n := h.intn(100); {
+		n := h.intn(100)
+		if round < 4 {
+			n = []int{0, 40, 80, 99}[round]
+		}
+		switch {
 		case n < 35:
 			h.killLeader()
 		case n < 75:
@@ -560,7 +567,8 @@ func (h *harness) failpointRound() {
 			s = p
 		}
 	}
-	point := failpoint.Points[h.intn(len(failpoint.Points))]
+	point := failpoint.Points[h.failpointRounds%len(failpoint.Points)]
+	h.failpointRounds++
 	hit := 1 + h.intn(3)
 	if point == failpoint.ChargeRecorded || strings.HasPrefix(point, "payout-") {
 		hit = 1
@@ -575,8 +583,10 @@ func (h *harness) failpointRound() {
 	h.countKill("leader manager")
 	h.measureTakeover(old, at)
 	if h.leader(10*time.Second) != s {
-		// The armed standby did not take over (still starting); keep the run going.
+		// The armed standby did not take over (still starting): disarm it and go on.
 		h.must(l.start(""))
+		s.kill()
+		h.must(s.start(""))
 		h.mu.Lock()
 		h.notReached[point]++
 		h.mu.Unlock()

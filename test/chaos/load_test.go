@@ -329,6 +329,13 @@ func (h *harness) runBilling(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-h.billingKick:
+			// A failpoint waits for a charge: start one now, whatever runs already.
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				h.subscriptionFlow(context.WithoutCancel(ctx), ctx, false)
+			}()
+			continue
 		case <-time.After(time.Duration(6+h.intn(8)) * time.Second):
 		}
 		select {
