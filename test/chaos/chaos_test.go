@@ -103,6 +103,7 @@ type harness struct {
 	kills      map[string]int
 	fired      map[string]int // failpoint -> times it killed its manager
 	notReached map[string]int // failpoint armed but not reached in time
+	selfExits  map[string]int // processes that ended on their own, by kind and reason
 }
 
 func envInt(name string, def int) int {
@@ -122,7 +123,7 @@ func TestChaos(t *testing.T) {
 	t.Logf("chaos: %d kills, %d load workers, seed %d (CHAOS_SEED reproduces the choices)", kills, workers, seed)
 
 	h := &harness{t: t, ctx: context.Background(), rng: mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		kills: map[string]int{}, fired: map[string]int{}, notReached: map[string]int{}, secrets: map[string]string{},
+		kills: map[string]int{}, fired: map[string]int{}, notReached: map[string]int{}, selfExits: map[string]int{}, secrets: map[string]string{},
 		billingKick: make(chan struct{}, 1)}
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
@@ -245,6 +246,16 @@ func (h *harness) setup() {
 	if h.leader(60*time.Second) == nil {
 		t.Fatalf("no manager became leader; logs in %s", h.dir)
 	}
+	superviseCtx, stopSupervising := context.WithCancel(h.ctx)
+	supervised := make(chan struct{})
+	go func() {
+		defer close(supervised)
+		h.supervise(superviseCtx)
+	}()
+	t.Cleanup(func() {
+		stopSupervising()
+		<-supervised
+	})
 
 	// Gateways: a sandbox one, and one through the fake upstream; both pay out.
 	payouts := &paygatev1.PayoutSchedule{Fees: paygatev1.GatewayFees{Percent: "1", Fixed: "500"}, MinAmount: ptr.To(paygatev1.Decimal("1000"))}
@@ -546,9 +557,12 @@ func (h *harness) killLeader() {
 	}
 	old := h.leaseHolder()
 	at := time.Now()
+	l.ctl.Lock()
 	l.kill()
 	h.countKill("leader manager")
-	h.must(l.start(""))
+	err := l.start("")
+	l.ctl.Unlock()
+	h.must(err)
 	h.measureTakeover(old, at)
 }
 
@@ -574,47 +588,64 @@ func (h *harness) failpointRound() {
 		hit = 1
 	}
 	armed := fmt.Sprintf("%s:%d", point, hit)
+	// The armed standby is the harness's until the round ends: the supervisor leaves it alone.
+	s.ctl.Lock()
 	s.kill()
-	h.must(s.start(armed))
+	err := s.start(armed)
+	s.held.Store(true)
+	died := s.exited()
+	s.ctl.Unlock()
+	h.must(err)
+	defer func() {
+		s.ctl.Lock()
+		s.kill()
+		err := s.start("")
+		s.held.Store(false)
+		s.ctl.Unlock()
+		h.must(err)
+	}()
 	time.Sleep(time.Duration(500+h.intn(1000)) * time.Millisecond) // let it start and wait for the lease
 	old := h.leaseHolder()
 	at := time.Now()
+	// The leader stays down until the armed standby holds the lease.
+	l.ctl.Lock()
 	l.kill()
 	h.countKill("leader manager")
 	h.measureTakeover(old, at)
-	if h.leader(10*time.Second) != s {
-		// The armed standby did not take over (still starting): disarm it and go on.
-		h.must(l.start(""))
-		s.kill()
-		h.must(s.start(""))
+	took := h.leader(10*time.Second) == s
+	err = l.start("")
+	l.ctl.Unlock()
+	h.must(err)
+	if !took {
+		// The armed standby did not take over (still starting, or it lost the lease): go on.
 		h.mu.Lock()
 		h.notReached[point]++
 		h.mu.Unlock()
 		return
 	}
-	h.must(l.start(""))
 	h.stimulate(point)
 	select {
-	case <-s.exited():
-		died := time.Now()
+	case <-died:
+		at := time.Now()
 		if s.killedBySignal() {
 			h.countKill("failpoint " + point)
 			h.mu.Lock()
 			h.fired[point]++
 			h.mu.Unlock()
 		}
-		h.measureTakeover(h.leaseHolder(), died) // the lease still names the dead process
+		h.measureTakeover(h.leaseHolder(), at) // the lease still names the dead process
 	case <-time.After(40 * time.Second):
 		h.mu.Lock()
 		h.notReached[point]++
 		h.mu.Unlock()
-		old := h.leaseHolder()
-		at := time.Now()
-		s.kill()
-		h.countKill("leader manager")
-		h.measureTakeover(old, at)
+		if s.alive() && h.leader(0) == s {
+			old := h.leaseHolder()
+			at := time.Now()
+			s.kill()
+			h.countKill("leader manager")
+			h.measureTakeover(old, at)
+		}
 	}
-	h.must(s.start(""))
 }
 
 // stimulate makes the load reach point soon: payouts and subscription charges are rarer than
@@ -635,14 +666,17 @@ func (h *harness) stimulate(point string) {
 // killAPIServer SIGKILLs one apiserver under load and restarts it on the same port.
 func (h *harness) killAPIServer() {
 	i := h.intn(len(h.apis))
-	other := h.apis[1-i]
-	if !other.alive() {
+	if !h.apis[1-i].alive() {
 		return
 	}
-	h.apis[i].kill()
+	p := h.apis[i]
+	p.ctl.Lock()
+	p.kill()
 	h.countKill("apiserver")
 	time.Sleep(time.Duration(300+h.intn(1700)) * time.Millisecond)
-	h.must(h.apis[i].start(""))
+	err := p.start("")
+	p.ctl.Unlock()
+	h.must(err)
 	if err := waitHealthy(h.ctx, h.apiURLs[i]+"/healthz", 60*time.Second); err != nil {
 		h.t.Error(err)
 	}
@@ -658,21 +692,56 @@ func (h *harness) receiverOutage() {
 	}
 }
 
+// supervise restarts, as Kubernetes would restart the pod, a process that ended on its own (a
+// manager whose lease renewal missed its deadline exits; so may anything on a starved machine),
+// and counts it. Processes the harness is working on are left alone.
+func (h *harness) supervise(ctx context.Context) {
+	for ctx.Err() == nil {
+		for _, p := range append(append([]*proc(nil), h.managers...), h.apis...) {
+			if !p.ctl.TryLock() {
+				continue
+			}
+			if !p.held.Load() && !p.alive() {
+				why := "exited"
+				if p.logContains("leader election lost") {
+					why = "lost the lease (renewal missed its deadline)"
+				}
+				h.mu.Lock()
+				h.selfExits[strings.TrimRight(p.name, "-ab01")+" "+why]++
+				h.mu.Unlock()
+				if err := p.start(""); err != nil {
+					h.t.Errorf("restarting %s: %v", p.name, err)
+				}
+			}
+			p.ctl.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
 // restoreAll makes sure both managers (unarmed), both apiservers and the receiver run.
 func (h *harness) restoreAll() {
 	for _, p := range h.managers {
+		p.ctl.Lock()
 		if p.alive() && p.armedWith() != "" {
 			p.kill()
 		}
 		if !p.alive() {
 			h.must(p.start(""))
 		}
+		p.held.Store(false)
+		p.ctl.Unlock()
 	}
 	for i, p := range h.apis {
+		p.ctl.Lock()
 		if !p.alive() {
 			h.must(p.start(""))
-			h.must(waitHealthy(h.ctx, h.apiURLs[i]+"/healthz", 60*time.Second))
 		}
+		p.ctl.Unlock()
+		h.must(waitHealthy(h.ctx, h.apiURLs[i]+"/healthz", 60*time.Second))
 	}
 	for !h.rcv.isUp() {
 		time.Sleep(200 * time.Millisecond)

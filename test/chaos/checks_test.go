@@ -232,10 +232,15 @@ func (h *harness) check(ran time.Duration) figures {
 		notReached += n
 	}
 	takeovers := append([]time.Duration(nil), h.takeovers...)
+	selfExits := kindSummary(h.selfExits)
 	h.mu.Unlock()
+	if selfExits == "" {
+		selfExits = "none"
+	}
 	wantKills := envInt("CHAOS_KILLS", 6)
 	f.need("kills (SIGKILL and receiver outages)", total >= wantKills, fmt.Sprintf(">= %d", wantKills), "%d: %s", total, strings.Join(kinds, ", "))
 	f.info("failpoints that killed the leader", "%s (armed but not reached in time: %d)", strings.Join(fired, ", "), notReached)
+	f.info("processes that ended on their own (restarted by the harness)", "%s", selfExits)
 	f.info("run time (load and kills)", "%s", ran.Round(time.Second))
 	f.info("leader takeover after a kill, p50 / p99 / max", "%s / %s / %s over %d takeovers (lease %s)",
 		percentile(takeovers, 0.5).Round(time.Millisecond), percentile(takeovers, 0.99).Round(time.Millisecond),

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -28,6 +29,11 @@ type proc struct {
 	args   []string
 	env    []string // added to the harness's environment (KUBECONFIG, PAYGATE_CHECKOUT_KEY, ...)
 	logDir string
+
+	// ctl is held by whoever kills and restarts the process (a kill of the harness, the
+	// supervisor); held marks a process the harness keeps as it is (an armed manager).
+	ctl  sync.Mutex
+	held atomic.Bool
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
