@@ -59,7 +59,11 @@ const (
 	planTerms = "Chaos plan: TZS 5,000 every month by USSD prompt. Cancel any time."
 
 	// The manager's compressed schedules.
-	leaseDuration   = 3 * time.Second
+	// defaultLease is the manager's leader-election lease (CHAOS_LEASE overrides it); the renew
+	// deadline is two thirds of it and the retry period a sixth. A shorter lease takes over
+	// faster, but on a starved machine a leader that cannot renew in time gives up leadership
+	// (and is restarted by the supervisor, as Kubernetes would).
+	defaultLease = 3 * time.Second
 	webhookSchedule = "0s,500ms,1s,2s,4s,8s,16s"
 	webhookSpan     = 31500 * time.Millisecond // the sum of webhookSchedule
 	// receiverOutage is longer than several retry intervals (0.5 + 1 + 2 s).
@@ -91,6 +95,8 @@ type harness struct {
 	merchants []*merchant
 	sandbox   *merchant
 	secrets   map[string]string // value -> what it is
+
+	lease time.Duration
 
 	rngMu sync.Mutex
 	rng   *mrand.Rand
@@ -128,6 +134,11 @@ func TestChaos(t *testing.T) {
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
 	h.runID = hex.EncodeToString(b)
+	h.lease = defaultLease
+	if d, err := time.ParseDuration(os.Getenv("CHAOS_LEASE")); err == nil && d >= 600*time.Millisecond {
+		h.lease = d
+	}
+	t.Logf("chaos: leader election: lease %s, renew deadline %s, retry period %s", h.lease, h.lease*2/3, h.lease/6)
 	h.setup()
 
 	loadCtx, stopLoad := context.WithCancel(h.ctx)
@@ -144,7 +155,7 @@ func TestChaos(t *testing.T) {
 	h.restoreAll()
 	t.Logf("chaos: load stopped after %s; converging", time.Since(started).Round(time.Second))
 
-	h.converge(4 * time.Minute)
+	h.converge(6 * time.Minute)
 	figs := h.check(time.Since(started))
 	h.report(figs)
 }
@@ -224,8 +235,8 @@ func (h *harness) setup() {
 			env: []string{"KUBECONFIG=" + kubeconfig},
 			args: []string{"manager", "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
 				"--leader-elect", "--leader-election-namespace", systemNS,
-				"--leader-election-lease-duration", leaseDuration.String(), "--leader-election-renew-deadline", "2s",
-				"--leader-election-retry-period", "500ms",
+				"--leader-election-lease-duration", h.lease.String(), "--leader-election-renew-deadline", (h.lease * 2 / 3).String(),
+				"--leader-election-retry-period", (h.lease / 6).String(),
 				"--provider-poll-interval", "200ms", "--provider-callback-url", h.apiURLs[0] + "/internal/provider/callbacks",
 				"--webhook-retry-schedule", webhookSchedule, "--webhook-timeout", "2s", "--webhook-allow-private-sandbox",
 				"--payout-ambiguous-after", "30s"}})

@@ -244,7 +244,7 @@ func (h *harness) check(ran time.Duration) figures {
 	f.info("run time (load and kills)", "%s", ran.Round(time.Second))
 	f.info("leader takeover after a kill, p50 / p99 / max", "%s / %s / %s over %d takeovers (lease %s)",
 		percentile(takeovers, 0.5).Round(time.Millisecond), percentile(takeovers, 0.99).Round(time.Millisecond),
-		percentile(takeovers, 1).Round(time.Millisecond), len(takeovers), leaseDuration)
+		percentile(takeovers, 1).Round(time.Millisecond), len(takeovers), h.lease)
 
 	// Requests.
 	reqs := h.ledger.all()
