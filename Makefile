@@ -92,6 +92,14 @@ bench: controlplane ## Benchmarks: signed API calls over HTTP against the real s
 	go test ./test/bench/ -run '^$$' -bench . -benchtime 1000x -benchmem
 	go test ./internal/ratelimit/ -run '^$$' -bench . -benchmem
 
+# The fault harness (docs/reliability.md): `make chaos` runs it with CHAOS_KILLS kills; `make test`
+# runs its short version (6 kills) with every other test.
+CHAOS_KILLS ?= 120
+
+.PHONY: chaos
+chaos: controlplane ## Fault harness: SIGKILL managers and apiservers under load (CHAOS_KILLS=120), print the figures.
+	CHAOS_KILLS=$(CHAOS_KILLS) go test -count=1 -timeout 60m ./test/chaos/ -run TestChaos -v
+
 .PHONY: test-short
 test-short: ## Unit tests only (no control plane).
 	go test $(GOFLAGS_TEST) $(DEV_TAGS) -short ./...

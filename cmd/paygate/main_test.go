@@ -6,6 +6,7 @@ package main
 import (
 	"os"
 	"testing"
+	"time"
 )
 
 // TestCommandsParseTheirFlags builds each subcommand's flag set (a flag defined twice panics)
@@ -34,6 +35,22 @@ func TestParseSchedule(t *testing.T) {
 	for _, bad := range []string{"", "soon", "-1s", "1s,1s,1s,1s,1s,1s,1s,1s,1s,1s,1s"} {
 		if _, err := parseSchedule(bad); err == nil {
 			t.Errorf("parseSchedule(%q) accepted", bad)
+		}
+	}
+}
+
+func TestLeaderElectionFlags(t *testing.T) {
+	ok := managerOptions{leaseDuration: 3 * time.Second, renewDeadline: 2 * time.Second, retryPeriod: 500 * time.Millisecond}
+	if err := ok.validateLeaderElection(); err != nil {
+		t.Fatalf("3s/2s/500ms refused: %v", err)
+	}
+	for _, bad := range []managerOptions{
+		{leaseDuration: 2 * time.Second, renewDeadline: 2 * time.Second, retryPeriod: 500 * time.Millisecond},
+		{leaseDuration: 3 * time.Second, renewDeadline: 500 * time.Millisecond, retryPeriod: 500 * time.Millisecond},
+		{leaseDuration: 3 * time.Second, renewDeadline: 2 * time.Second},
+	} {
+		if err := bad.validateLeaderElection(); err == nil {
+			t.Errorf("%s/%s/%s accepted", bad.leaseDuration, bad.renewDeadline, bad.retryPeriod)
 		}
 	}
 }

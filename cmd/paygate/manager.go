@@ -30,6 +30,10 @@ type managerOptions struct {
 	leaderNS    string
 	zapOptions  zap.Options
 
+	leaseDuration time.Duration
+	renewDeadline time.Duration
+	retryPeriod   time.Duration
+
 	pollInterval time.Duration
 	callbackURL  string
 	sandboxDelay time.Duration
@@ -48,6 +52,9 @@ func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProb
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", defaultProbe, "Address the /healthz and /readyz probes bind to; 0 disables them.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, so that only one manager replica reconciles at a time.")
 	fs.StringVar(&o.leaderNS, "leader-election-namespace", "", "Namespace of the leader-election Lease (default: the pod's namespace).")
+	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a standby replica waits after the leader's last renewal before it takes over.")
+	fs.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew its lease before it gives leadership up.")
+	fs.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often replicas try to acquire or renew the lease.")
 	fs.DurationVar(&o.pollInterval, "provider-poll-interval", 2*time.Second, "How often a push in flight is queried at the provider.")
 	fs.StringVar(&o.callbackURL, "provider-callback-url", "", "URL the upstream provider posts results to (the apiserver's /internal/provider/callbacks).")
 	fs.DurationVar(&o.sandboxDelay, "sandbox-approve-after", 0, "How long a simulated sandbox customer takes to approve a push.")
@@ -69,6 +76,10 @@ func runManager(args []string) int {
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.zapOptions)))
 	log := ctrl.Log.WithName("setup")
+	if err := opts.validateLeaderElection(); err != nil {
+		log.Error(err, "Invalid leader-election flags")
+		return 2
+	}
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -97,6 +108,9 @@ func newManager(cfg *rest.Config, opts managerOptions) (ctrl.Manager, error) {
 		LeaderElection:          opts.leaderElect,
 		LeaderElectionID:        "paygate-manager.paygate.dev",
 		LeaderElectionNamespace: opts.leaderNS,
+		LeaseDuration:           &opts.leaseDuration,
+		RenewDeadline:           &opts.renewDeadline,
+		RetryPeriod:             &opts.retryPeriod,
 		Cache:                   kube.CacheOptions(),
 	})
 	if err != nil {
@@ -137,6 +151,20 @@ func setupChecks(mgr ctrl.Manager) error {
 	}
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding the ready check: %w", err)
+	}
+	return nil
+}
+
+// validateLeaderElection checks what client-go's leader elector would otherwise refuse at start:
+// lease duration > renew deadline > retry period (times 1.2, its jitter) > 0.
+func (o *managerOptions) validateLeaderElection() error {
+	switch {
+	case o.retryPeriod <= 0:
+		return fmt.Errorf("--leader-election-retry-period must be positive")
+	case o.renewDeadline <= time.Duration(1.2*float64(o.retryPeriod)):
+		return fmt.Errorf("--leader-election-renew-deadline must be more than 1.2 times --leader-election-retry-period")
+	case o.leaseDuration <= o.renewDeadline:
+		return fmt.Errorf("--leader-election-lease-duration must be more than --leader-election-renew-deadline")
 	}
 	return nil
 }
