@@ -85,8 +85,15 @@ func (s *Server) replayProof(w http.ResponseWriter, r *http.Request, do func(ctx
 // signatureKeyPrefix starts the key replayProof derives from a signature.
 const signatureKeyPrefix = "signature "
 
+// createTimeout bounds a create once it has started: it goes on when the client leaves.
+const createTimeout = 30 * time.Second
+
 func (s *Server) runIdempotent(w http.ResponseWriter, r *http.Request, key string, do func(ctx context.Context, idemKey string) response) {
-	ctx := r.Context()
+	// A create that has started finishes even when the client hangs up (a client-side timeout):
+	// its writes are not cut in the middle, and the client's retry with the same key finds them
+	// done instead of half done.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), createTimeout)
+	defer cancel()
 	c := callerFrom(ctx)
 	if key == "" {
 		do(ctx, "").write(w)
