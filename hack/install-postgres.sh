@@ -20,17 +20,8 @@ if dir=$(find_bin); then
   echo "postgres: $("$dir/postgres" --version) ($dir)"
   exit 0
 fi
-SUDO=""
-if [ "$(id -u)" != 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
-    echo "hack/install-postgres.sh: not root and no sudo: install the 'postgresql' package to run the archive tests" >&2
-    exit 0
-  fi
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
 # postgresql is Debian's metapackage for the distribution's current major version (15 on
 # bookworm, `apt-cache policy postgresql`); it pulls postgresql-<major> with the binaries.
-$SUDO apt-get install -y -qq --no-install-recommends postgresql >/dev/null
-dir=$(find_bin) || { echo "hack/install-postgres.sh: postgresql installed but initdb/postgres not found" >&2; exit 1; }
+"$(dirname "$0")/apt-install.sh" "the archive tests" postgresql
+dir=$(find_bin) || { echo "hack/install-postgres.sh: initdb/postgres not found (not installed)" >&2; exit 0; }
 echo "postgres: $("$dir/postgres" --version) ($dir)"
