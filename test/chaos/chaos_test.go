@@ -63,7 +63,7 @@ const (
 	// deadline is two thirds of it and the retry period a sixth. A shorter lease takes over
 	// faster, but on a starved machine a leader that cannot renew in time gives up leadership
 	// (and is restarted by the supervisor, as Kubernetes would).
-	defaultLease = 3 * time.Second
+	defaultLease    = 3 * time.Second
 	webhookSchedule = "0s,500ms,1s,2s,4s,8s,16s"
 	webhookSpan     = 31500 * time.Millisecond // the sum of webhookSchedule
 	// receiverOutage is longer than several retry intervals (0.5 + 1 + 2 s).
