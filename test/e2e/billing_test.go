@@ -491,7 +491,9 @@ var _ = Describe("Billing API", func() {
 		// The customers never answer, so the first invoice the billing controller opens for each
 		// stays open and the hand-written ones below are the only paid or failed ones.
 		first := subscriptionObject(ns, subscribe(duka.sandbox, "gold-monthly", noAnswerPhone).ID)
-		second := subscriptionObject(ns, subscribe(duka.sandbox, "gold-monthly", noAnswerPhone).ID)
+		// The same number in its local form: a byte-identical keyless request in the same second
+		// would be a replay of the first (docs/api.md, Replays).
+		second := subscriptionObject(ns, subscribe(duka.sandbox, "gold-monthly", "0711000004").ID)
 		issueInvoice(first, 41, paygatev1.InvoicePaid)
 		issueInvoice(first, 42, paygatev1.InvoicePaymentFailed)
 		issueInvoice(second, 41, paygatev1.InvoicePaid)
