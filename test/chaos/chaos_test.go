@@ -307,20 +307,12 @@ func (h *harness) setup() {
 }
 
 func moduleRoot(t *testing.T) string {
-	dir, err := os.Getwd()
+	t.Helper()
+	root, err := testenv.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	return root
 }
 
 func (h *harness) must(err error) {

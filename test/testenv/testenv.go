@@ -44,13 +44,23 @@ func AssetsDir() (string, error) {
 	if d := os.Getenv("KUBEBUILDER_ASSETS"); d != "" {
 		return d, nil
 	}
+	root, err := ModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "bin"), nil
+}
+
+// ModuleRoot is the directory of go.mod above the working directory (a test's package
+// directory): where bin/, charts/ and config/ are.
+func ModuleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "bin"), nil
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
