@@ -52,14 +52,15 @@ func emitOnce(ctx context.Context, c client.Client, now time.Time, e webhookEven
 	if err := legacyFormat(ctx, c, obj.GetNamespace(), &e.source); err != nil {
 		return false, fmt.Errorf("reading the webhook format of the %s event of %s: %w", e.eventType, obj.GetName(), err)
 	}
-	var data any
+	build := e.data
 	if e.source.Format == paygatev1.WebhookFormatLegacyIPN && e.legacy != nil {
-		body, err := e.legacy(now)
-		data = webhookevents.RawPayload(body)
-		if err != nil {
-			return false, fmt.Errorf("building the legacy %s event of %s: %w", e.eventType, obj.GetName(), err)
+		build = func() (any, error) {
+			body, err := e.legacy(now)
+			return webhookevents.RawPayload(body), err
 		}
-	} else if data, err = e.data(); err != nil {
+	}
+	data, err := build()
+	if err != nil {
 		// Never an event with a wrong amount: the error is logged and retried with backoff.
 		return false, fmt.Errorf("building the %s event of %s: %w", e.eventType, obj.GetName(), err)
 	}
