@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/archive"
 )
 
 // Balance condition reasons (docs/ledger.md, Conditions). A pass that failed otherwise sets
@@ -29,7 +30,15 @@ import (
 const (
 	ReasonBalanceComputed  = "BalanceComputed"
 	ReasonLedgerUnreadable = "LedgerUnreadable"
+	// ReasonArchiveUnreachable: the archive holds part of the ledger and cannot be read; the
+	// balance keeps its last value and decides no payout until it can.
+	ReasonArchiveUnreachable = "ArchiveUnreachable"
 )
+
+// LedgerArchive is the archive's part of the ledgers (internal/archive's Store).
+type LedgerArchive interface {
+	LedgerView(ctx context.Context, namespace, merchant string, env paygatev1.Environment, paymentUIDs, payoutUIDs, payoutNames []string) (archive.LedgerView, error)
+}
 
 // BalanceReconciler keeps each merchant's Balance objects, one per environment, and is the single
 // writer of its ledger: it derives the balance from the merchant's payments and payouts on every
@@ -42,6 +51,9 @@ type BalanceReconciler struct {
 	client.Client
 	// Clock stamps reservations.
 	Clock clock.PassiveClock
+	// Archive, when the archive is on, holds the archived payments' and payouts' carried-forward
+	// sums (docs/archive.md); nil counts the live objects only.
+	Archive LedgerArchive
 }
 
 // +kubebuilder:rbac:groups=paygate.dev,resources=balances,verbs=get;list;watch;create;update;patch
@@ -95,13 +107,22 @@ func (r *BalanceReconciler) keepBalance(env paygatev1.Environment) step[*balance
 		if err != nil || b == nil {
 			return ctrl.Result{}, err
 		}
-		led, ledErr := ComputeLedger(s.merchant.Name, env, s.payments, s.payouts, b.Status.PayoutReservations)
+		arch, archErr := r.archivedLedger(ctx, s, env, b.Status.PayoutReservations)
+		var led Ledger
+		ledErr := archErr
+		if archErr == nil {
+			led, ledErr = ComputeLedger(s.merchant.Name, env, s.payments, s.payouts, b.Status.PayoutReservations, arch)
+		}
 		patch := newStatusPatch(r.Client, b, func(b *paygatev1.Balance) any { return &b.Status })
-		if ledErr == nil {
+		switch {
+		case ledErr == nil:
 			b.Status.Currencies, b.Status.ObservedPayments = led.Status.Currencies, led.Status.ObservedPayments
 			b.Status.PayoutReservations = led.Status.PayoutReservations
 			setReady(&b.Status.Conditions, b.Generation, metav1.ConditionTrue, ReasonBalanceComputed, "Derived from the merchant's payments and payouts")
-		} else {
+		case archErr != nil:
+			setReady(&b.Status.Conditions, b.Generation, metav1.ConditionFalse, ReasonArchiveUnreachable,
+				"The archive cannot be read; the balance keeps its last value and decides no payout")
+		default:
 			setReady(&b.Status.Conditions, b.Generation, metav1.ConditionFalse, ReasonLedgerUnreadable,
 				"A payment or payout cannot be counted; the balance keeps its last value and decides no payout")
 		}
@@ -116,6 +137,34 @@ func (r *BalanceReconciler) keepBalance(env paygatev1.Environment) step[*balance
 		}
 		return ctrl.Result{}, r.markPayouts(ctx, s, led)
 	}
+}
+
+// archivedLedger reads the archive's part of the merchant's ledger in env, asking about the live
+// terminal payments and payouts (the only ones the archive may already hold) and the reserved
+// payouts; nil when the archive is off.
+func (r *BalanceReconciler) archivedLedger(ctx context.Context, s *balanceScope, env paygatev1.Environment, held []paygatev1.PayoutReservation) (*archive.LedgerView, error) {
+	if r.Archive == nil {
+		return nil, nil
+	}
+	var paymentUIDs, payoutUIDs, payoutNames []string
+	for i := range s.payments {
+		if p := &s.payments[i]; p.Spec.Environment == env && p.Terminal() {
+			paymentUIDs = append(paymentUIDs, string(p.UID))
+		}
+	}
+	for i := range s.payouts {
+		if p := &s.payouts[i]; p.Spec.Environment == env && p.Terminal() {
+			payoutUIDs = append(payoutUIDs, string(p.UID))
+		}
+	}
+	for _, h := range held {
+		payoutNames = append(payoutNames, h.Payout)
+	}
+	v, err := r.Archive.LedgerView(ctx, s.merchant.Namespace, s.merchant.Name, env, paymentUIDs, payoutUIDs, payoutNames)
+	if err != nil {
+		return nil, fmt.Errorf("reading the archived ledger: %w", err)
+	}
+	return &v, nil
 }
 
 // markPayouts writes, on each payout the pass decided, what the Balance now holds: reservedAt

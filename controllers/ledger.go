@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/archive"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payouts"
 )
@@ -38,13 +39,29 @@ type Ledger struct {
 // are decided in creation order (spec.createdAt, then name): reserved while the balance covers
 // them, rejected when it does not, and left pending while payouts.MaxOpenReservations are open.
 // A reservation whose payout the cache does not show stays counted: money is never released on
-// the word of a missing object.
-func ComputeLedger(merchant string, env paygatev1.Environment, payments []paygatev1.Payment, pos []paygatev1.Payout, held []paygatev1.PayoutReservation) (Ledger, error) {
+// the word of a missing object, unless the archive holds that payout (it is then terminal).
+//
+// arch, when the archive is on, is the archive's part (docs/archive.md): its carried-forward sums
+// are added, and live objects it already holds are skipped, so each object counts once.
+func ComputeLedger(merchant string, env paygatev1.Environment, payments []paygatev1.Payment, pos []paygatev1.Payout, held []paygatev1.PayoutReservation, arch *archive.LedgerView) (Ledger, error) {
+	if arch == nil {
+		arch = &archive.LedgerView{}
+	}
 	settled := map[paygatev1.CurrencyCode]money.Amount{}
 	counts := map[paygatev1.CurrencyCode]int64{}
+	paid := map[paygatev1.CurrencyCode]money.Amount{}
 	var observed int64
+	for _, cf := range arch.Carried {
+		if cf.Merchant != merchant || cf.Environment != env {
+			continue
+		}
+		settled[cf.Currency] = settled[cf.Currency].Add(cf.Settled)
+		counts[cf.Currency] += cf.SettledPayments
+		paid[cf.Currency] = paid[cf.Currency].Add(cf.PaidOut)
+		observed += cf.Payments
+	}
 	for _, p := range payments {
-		if p.Spec.MerchantRef.Name != merchant || p.Spec.Environment != env {
+		if p.Spec.MerchantRef.Name != merchant || p.Spec.Environment != env || arch.Payments[string(p.UID)] {
 			continue
 		}
 		observed++
@@ -61,7 +78,7 @@ func ComputeLedger(merchant string, env paygatev1.Environment, payments []paygat
 
 	byName := map[string]*paygatev1.Payout{}
 	for i := range pos {
-		if p := &pos[i]; p.Spec.MerchantRef.Name == merchant && p.Spec.Environment == env {
+		if p := &pos[i]; p.Spec.MerchantRef.Name == merchant && p.Spec.Environment == env && !arch.Payouts[string(p.UID)] {
 			byName[p.Name] = p
 		}
 	}
@@ -74,13 +91,12 @@ func ComputeLedger(merchant string, env paygatev1.Environment, payments []paygat
 	}
 
 	var led Ledger
-	paid := map[paygatev1.CurrencyCode]money.Amount{}
 	reserved := map[paygatev1.CurrencyCode]money.Amount{}
 	kept := map[string]paygatev1.PayoutReservation{}
 	for _, r := range held {
 		p, ok := byName[r.Payout]
-		if ok && p.Terminal() {
-			continue // paid out (counted below) or failed (released)
+		if (ok && p.Terminal()) || (!ok && arch.PayoutNames[r.Payout]) {
+			continue // paid out (counted below, or carried forward) or failed (released)
 		}
 		kept[r.Payout] = r
 		if ok && p.Status.ReservedAt == nil {

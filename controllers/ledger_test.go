@@ -299,7 +299,7 @@ func TestComputeLedger(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			led, err := ComputeLedger("duka", paygatev1.EnvironmentSandbox, tt.payments, tt.payouts, tt.held)
+			led, err := ComputeLedger("duka", paygatev1.EnvironmentSandbox, tt.payments, tt.payouts, tt.held, nil)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("ComputeLedger error = %v, want one containing %q", err, tt.wantErr)
@@ -321,7 +321,7 @@ func TestComputeLedger(t *testing.T) {
 
 			// A pass over what this pass stored (its decisions applied) changes nothing: nothing is
 			// reserved, released or rejected twice.
-			again, err := ComputeLedger("duka", paygatev1.EnvironmentSandbox, tt.payments, applyLedger(tt.payouts, led), led.Status.PayoutReservations)
+			again, err := ComputeLedger("duka", paygatev1.EnvironmentSandbox, tt.payments, applyLedger(tt.payouts, led), led.Status.PayoutReservations, nil)
 			if err != nil {
 				t.Fatalf("second pass: %v", err)
 			}
@@ -393,7 +393,7 @@ func TestComputeLedgerReleasesOnce(t *testing.T) {
 	payments := []paygatev1.Payment{ledgerPayment("trx-1", paygatev1.PaymentSuccess, "1000.00")}
 	available := func(payouts []paygatev1.Payout, held []paygatev1.PayoutReservation) (string, []paygatev1.PayoutReservation) {
 		t.Helper()
-		led, err := ComputeLedger("duka", paygatev1.EnvironmentSandbox, payments, payouts, held)
+		led, err := ComputeLedger("duka", paygatev1.EnvironmentSandbox, payments, payouts, held, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -435,7 +435,7 @@ func TestComputeLedgerOpenCap(t *testing.T) {
 		ledgerPayout("po-new-3", "1.00", time.Hour+2, paygatev1.PayoutPending),
 		ledgerPayout("po-new-4", "1.00", time.Hour+3, paygatev1.PayoutPending),
 	}
-	led, err := ComputeLedger("duka", paygatev1.EnvironmentSandbox, payments, append(slices.Clone(open), pending...), held)
+	led, err := ComputeLedger("duka", paygatev1.EnvironmentSandbox, payments, append(slices.Clone(open), pending...), held, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,7 +453,7 @@ func TestComputeLedgerOpenCap(t *testing.T) {
 	// Full: nothing more is decided.
 	full := append(slices.Clone(open), pending...)
 	full = applyLedger(full, led)
-	led2, err := ComputeLedger("duka", paygatev1.EnvironmentSandbox, payments, full, led.Status.PayoutReservations)
+	led2, err := ComputeLedger("duka", paygatev1.EnvironmentSandbox, payments, full, led.Status.PayoutReservations, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +463,7 @@ func TestComputeLedgerOpenCap(t *testing.T) {
 
 	// One finishes: the next waiting payout is reserved.
 	full[0].Status.Phase = paygatev1.PayoutSuccess
-	led3, err := ComputeLedger("duka", paygatev1.EnvironmentSandbox, payments, full, led2.Status.PayoutReservations)
+	led3, err := ComputeLedger("duka", paygatev1.EnvironmentSandbox, payments, full, led2.Status.PayoutReservations, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +474,7 @@ func TestComputeLedgerOpenCap(t *testing.T) {
 
 func TestComputeLedgerErrorsAreWrapped(t *testing.T) {
 	_, err := ComputeLedger("duka", paygatev1.EnvironmentSandbox,
-		[]paygatev1.Payment{ledgerPayment("trx-bad", paygatev1.PaymentSuccess, "1.2.3")}, nil, nil)
+		[]paygatev1.Payment{ledgerPayment("trx-bad", paygatev1.PaymentSuccess, "1.2.3")}, nil, nil, nil)
 	if !errors.Is(err, money.ErrSyntax) {
 		t.Fatalf("error %v does not wrap money.ErrSyntax", err)
 	}

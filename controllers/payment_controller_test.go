@@ -289,7 +289,7 @@ var _ = Describe("Payment controller", Ordered, func() {
 		Expect(b.Status.Currencies).To(BeEmpty(), "sandbox money never shows in production")
 		var list paygatev1.PaymentList
 		Expect(k8s.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
-		led, err := controllers.ComputeLedger(m.Name, paygatev1.EnvironmentSandbox, list.Items, nil, nil)
+		led, err := controllers.ComputeLedger(m.Name, paygatev1.EnvironmentSandbox, list.Items, nil, nil, nil)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(led.Status.Currencies[0].Available).To(Equal(sandboxAvailable(ns, m.Name)))
 	})

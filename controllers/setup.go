@@ -37,6 +37,16 @@ type Options struct {
 
 	// Webhooks configure event delivery.
 	Webhooks WebhookOptions
+
+	// Archive, when set, is where settled history goes (docs/archive.md): the archiver runs on
+	// the leader and balances add the archive's carried-forward sums. Nil keeps everything in etcd.
+	Archive ArchiveStore
+	// ArchiveRetention is how long terminal objects stay in etcd before they are archived.
+	ArchiveRetention Retention
+	// ArchiveInterval is the pause between archiver passes (default 1 minute).
+	ArchiveInterval time.Duration
+	// ArchiveBatchSize bounds the objects of one archive transaction (default 100).
+	ArchiveBatchSize int
 }
 
 // WebhookOptions configure webhook delivery.
@@ -80,7 +90,17 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 	}).SetupWithManager(mgr, opts.PaymentConcurrency); err != nil {
 		return fmt.Errorf("setting up the payment controller: %w", err)
 	}
-	if err := (&BalanceReconciler{Client: mgr.GetClient(), Clock: opts.Clock}).SetupWithManager(mgr); err != nil {
+	balances := &BalanceReconciler{Client: mgr.GetClient(), Clock: opts.Clock}
+	if opts.Archive != nil {
+		balances.Archive = opts.Archive
+		if err := mgr.Add(&Archiver{
+			Client: mgr.GetClient(), Store: opts.Archive, Clock: opts.Clock, Retention: opts.ArchiveRetention,
+			Interval: opts.ArchiveInterval, BatchSize: opts.ArchiveBatchSize, Log: mgr.GetLogger().WithName("archiver"),
+		}); err != nil {
+			return fmt.Errorf("adding the archiver: %w", err)
+		}
+	}
+	if err := balances.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the balance controller: %w", err)
 	}
 	if err := (&PayoutReconciler{

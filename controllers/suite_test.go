@@ -5,6 +5,9 @@ package controllers_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -15,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/paygate/paygate/controllers"
+	"github.com/paygate/paygate/internal/archive"
+	"github.com/paygate/paygate/internal/pgtest"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/test/testenv"
 )
@@ -32,16 +37,61 @@ var (
 
 	// payoutAmbiguousAfter is the manager's --payout-ambiguous-after.
 	payoutAmbiguousAfter = 5 * time.Minute
+
+	// archiveServer is a real PostgreSQL holding the suite's archive, behind archiveProxy (specs
+	// take the database away and bring it back); archiveStore is the manager's. Both are nil
+	// when PostgreSQL is not installed (outside CI): the archive specs skip, and every other spec
+	// runs without an archive.
+	archiveServer *pgtest.Server
+	archiveProxy  *pgtest.Proxy
+	archiveStore  *archive.Store
+	archiveDSN    string
+	archiveSkip   error
 )
 
 // managerOptions are the options every manager of the suite runs with (restarts included).
 func managerOptions() controllers.Options {
-	return controllers.Options{
+	opts := controllers.Options{
 		Providers:    &provider.Registry{Sandbox: sandbox, Upstream: (&provider.Upstreams{Reader: k8s}).For},
 		Clock:        clock,
 		PollInterval: 100 * time.Millisecond,
 		// Payout specs step the clock past it instead of waiting the default 30 minutes.
 		PayoutAmbiguousAfter: payoutAmbiguousAfter,
+		// The manager's archiver keeps everything (the specs step the shared clock by months);
+		// the archive specs run archivers of their own, scoped to their namespace. Balances read
+		// the archive in every spec.
+		ArchiveRetention: controllers.Retention{},
+	}
+	if archiveStore != nil {
+		opts.Archive = archiveStore
+	}
+	return opts
+}
+
+// startArchive starts the suite's PostgreSQL and migrates its archive, unless PostgreSQL is not
+// installed outside CI.
+func startArchive() {
+	srv, err := pgtest.StartServer()
+	if errors.Is(err, pgtest.ErrNoBinaries) && os.Getenv("CI") != "true" {
+		archiveSkip = err
+		return
+	}
+	Expect(err).NotTo(HaveOccurred(), "starting PostgreSQL (hack/install-postgres.sh installs it)")
+	archiveServer = srv
+	dsn, err := srv.NewDatabase(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	archiveProxy, err = pgtest.NewProxy(fmt.Sprintf("127.0.0.1:%d", srv.Port))
+	Expect(err).NotTo(HaveOccurred())
+	archiveDSN = archiveProxy.DSN(dsn)
+	archiveStore, err = archive.Open(ctx, archiveDSN, archive.Options{MaxConns: 8})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(archiveStore.Migrate(ctx)).To(Succeed())
+}
+
+// needArchive skips a spec that needs PostgreSQL when it is not installed (never under CI=true).
+func needArchive() {
+	if archiveStore == nil {
+		Skip(fmt.Sprintf("no archive: %v", archiveSkip))
 	}
 }
 
@@ -61,6 +111,7 @@ var _ = BeforeSuite(func() {
 	env, err = testenv.Start()
 	Expect(err).NotTo(HaveOccurred(), "starting the control plane (make controlplane builds it)")
 	k8s = env.Client
+	startArchive()
 	_, err = env.StartManager(managerOptions())
 	Expect(err).NotTo(HaveOccurred())
 })
@@ -68,6 +119,11 @@ var _ = BeforeSuite(func() {
 var _ = AfterSuite(func() {
 	if env != nil {
 		Expect(env.Stop()).To(Succeed())
+	}
+	if archiveStore != nil {
+		archiveStore.Close()
+		archiveProxy.Close()
+		Expect(archiveServer.Stop()).To(Succeed())
 	}
 })
 

@@ -84,7 +84,7 @@ func dev(ctx context.Context, assets, stateDir string, opts managerOptions, api 
 		return err
 	}
 
-	mgr, err := newManager(cp.Config, opts)
+	mgr, err := newManager(cp.Config, opts, nil)
 	if err != nil {
 		return err
 	}

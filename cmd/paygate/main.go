@@ -17,6 +17,7 @@ Usage:
   paygate manager   [flags]   run the controllers (leader-elected)
   paygate apiserver [flags]   run the merchant REST API
   paygate dev       [flags]   run a local control plane with demo configuration and the controllers
+  paygate ledger check [flags] recompute every balance from the archive and the live objects
   paygate help                show this text
 
 Run "paygate <command> -h" for the flags of a command.
@@ -35,6 +36,8 @@ func main() {
 		os.Exit(runAPIServer(args))
 	case "dev":
 		os.Exit(runDev(args))
+	case "ledger":
+		os.Exit(runLedger(args, os.Stdout, os.Stderr))
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 	default:

@@ -17,6 +17,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/paygate/paygate/controllers"
+	"github.com/paygate/paygate/internal/archive"
 	"github.com/paygate/paygate/internal/index"
 	"github.com/paygate/paygate/internal/kube"
 	"github.com/paygate/paygate/internal/provider"
@@ -45,6 +46,11 @@ type managerOptions struct {
 	webhookAllowPrivate bool
 	webhookSchedule     string
 	brandWord           string
+
+	archive          archiveOptions
+	archiveRetention controllers.Retention
+	archiveInterval  time.Duration
+	archiveBatchSize int
 }
 
 func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProbe string) {
@@ -63,7 +69,28 @@ func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProb
 	fs.IntVar(&o.webhookConcurrency, "webhook-concurrency", 16, "How many webhook deliveries run at once.")
 	fs.BoolVar(&o.webhookAllowPrivate, "webhook-allow-private-sandbox", false, "Let sandbox webhooks reach loopback and private addresses (development only; production never may).")
 	fs.StringVar(&o.webhookSchedule, "webhook-retry-schedule", "0s,3m,6m,12m,24m", "Delays before each webhook attempt; the count is the number of attempts.")
+	o.archive.bindFlags(fs)
+	fs.DurationVar(&o.archiveRetention.Payments, "archive-payments-after", controllers.DefaultRetention, "How long a terminal payment stays in etcd before it is archived; 0 keeps payments in etcd.")
+	fs.DurationVar(&o.archiveRetention.Payouts, "archive-payouts-after", controllers.DefaultRetention, "How long a terminal payout stays in etcd before it is archived; 0 keeps payouts in etcd.")
+	fs.DurationVar(&o.archiveRetention.Invoices, "archive-invoices-after", controllers.DefaultRetention, "How long a paid or void invoice stays in etcd before it is archived (a subscription's two latest stay); 0 keeps invoices in etcd.")
+	fs.DurationVar(&o.archiveRetention.WebhookDeliveries, "archive-webhook-deliveries-after", controllers.DefaultRetention, "How long a finished webhook delivery stays in etcd before it is archived; 0 keeps them in etcd (those of an archived object leave with it).")
+	fs.DurationVar(&o.archiveInterval, "archive-interval", time.Minute, "Pause between archiver passes.")
+	fs.IntVar(&o.archiveBatchSize, "archive-batch-size", 100, "Most objects archived in one transaction.")
 	o.zapOptions.BindFlags(fs)
+}
+
+// validateArchive checks the archiver's flags.
+func (o *managerOptions) validateArchive() error {
+	r := o.archiveRetention
+	switch {
+	case r.Payments < 0 || r.Payouts < 0 || r.Invoices < 0 || r.WebhookDeliveries < 0:
+		return fmt.Errorf("the --archive-*-after retentions cannot be negative")
+	case o.archiveInterval < time.Second:
+		return fmt.Errorf("--archive-interval must be at least 1s")
+	case o.archiveBatchSize < 1 || o.archiveBatchSize > 1000:
+		return fmt.Errorf("--archive-batch-size must be between 1 and 1000")
+	}
+	return nil
 }
 
 func runManager(args []string) int {
@@ -80,19 +107,35 @@ func runManager(args []string) int {
 		log.Error(err, "Invalid leader-election flags")
 		return 2
 	}
+	if err := opts.validateArchive(); err != nil {
+		log.Error(err, "Invalid archive flags")
+		return 2
+	}
+	ctx := ctrl.SetupSignalHandler()
+	store, err := opts.archive.open(ctx, "paygate-manager")
+	if err != nil {
+		log.Error(err, "Invalid archive configuration")
+		return 2
+	}
+	if store != nil {
+		defer store.Close()
+		log.Info("Archiving settled objects to PostgreSQL")
+	} else {
+		log.Info("No archive configured (--archive-dsn-file, " + EnvArchiveDSN + "): settled objects stay in etcd")
+	}
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		log.Error(err, "Unable to load a kubeconfig")
 		return 1
 	}
-	mgr, err := newManager(cfg, opts)
+	mgr, err := newManager(cfg, opts, store)
 	if err != nil {
 		log.Error(err, "Unable to set up the manager")
 		return 1
 	}
 	log.Info("Starting the manager")
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+	if err := mgr.Start(ctx); err != nil {
 		log.Error(err, "The manager stopped with an error")
 		return 1
 	}
@@ -100,7 +143,8 @@ func runManager(args []string) int {
 }
 
 // newManager builds the controller manager: scheme, cache, indexes, reconcilers and checks.
-func newManager(cfg *rest.Config, opts managerOptions) (ctrl.Manager, error) {
+// store, when not nil, is the archive.
+func newManager(cfg *rest.Config, opts managerOptions, store *archive.Store) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  kube.Scheme(),
 		Metrics:                 metricsserver.Options{BindAddress: opts.metricsAddr},
@@ -124,7 +168,7 @@ func newManager(cfg *rest.Config, opts managerOptions) (ctrl.Manager, error) {
 		return nil, err
 	}
 	upstreams := &provider.Upstreams{Reader: mgr.GetClient()}
-	if err := controllers.SetupReconcilers(mgr, controllers.Options{
+	copts := controllers.Options{
 		Providers: &provider.Registry{
 			Sandbox:  provider.NewSandbox(provider.SandboxOptions{ApproveAfter: opts.sandboxDelay}),
 			Upstream: upstreams.For,
@@ -136,7 +180,12 @@ func newManager(cfg *rest.Config, opts managerOptions) (ctrl.Manager, error) {
 			Schedule: schedule, Timeout: opts.webhookTimeout, Concurrency: opts.webhookConcurrency,
 			AllowPrivateSandbox: opts.webhookAllowPrivate, BrandWord: opts.brandWord,
 		},
-	}); err != nil {
+		ArchiveRetention: opts.archiveRetention, ArchiveInterval: opts.archiveInterval, ArchiveBatchSize: opts.archiveBatchSize,
+	}
+	if store != nil {
+		copts.Archive = store
+	}
+	if err := controllers.SetupReconcilers(mgr, copts); err != nil {
 		return nil, err
 	}
 	if err := setupChecks(mgr); err != nil {

@@ -241,8 +241,17 @@ func (s *Store) AllCarriedForward(ctx context.Context) ([]CarriedForward, error)
 	return s.carriedForward(ctx, "")
 }
 
+// querier is a pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
 func (s *Store) carriedForward(ctx context.Context, where string, args ...any) ([]CarriedForward, error) {
-	rows, err := s.pool.Query(ctx, `
+	return carriedForwardIn(ctx, s.pool, where, args...)
+}
+
+func carriedForwardIn(ctx context.Context, q querier, where string, args ...any) ([]CarriedForward, error) {
+	rows, err := q.Query(ctx, `
 SELECT namespace, merchant, environment, currency, settled::text, settled_payments, paid_out::text, paid_out_payouts, payments, payouts
 FROM carried_forward`+where+`
 ORDER BY namespace, merchant, environment, currency`, args...)
@@ -326,6 +335,66 @@ FROM payouts GROUP BY 1, 2, 3, 4`)
 	}
 	if out == nil {
 		out = []CarriedForward{}
+	}
+	return out, nil
+}
+
+// LedgerView is the archive's part of one merchant's ledger in one environment, read in one
+// snapshot: what the archived objects carry forward, and which of the live objects the archive
+// already holds (an archiver stopped between its commit and its delete), so that the balance
+// counts each object exactly once, whatever the archiver commits meanwhile.
+type LedgerView struct {
+	// Carried is the carried-forward entry of each currency.
+	Carried []CarriedForward
+	// Payments and Payouts are the UIDs, among those asked about, that are archived.
+	Payments, Payouts map[string]bool
+	// PayoutNames are the payout names, among those asked about, that are archived.
+	PayoutNames map[string]bool
+}
+
+// LedgerView reads, in one read-only repeatable-read transaction, the carried-forward entries
+// of a merchant in env and which of the given payment UIDs, payout UIDs and payout names are
+// archived. The balance controller calls it with the live terminal objects it sums and the
+// payouts its reservations name.
+func (s *Store) LedgerView(ctx context.Context, namespace, merchant string, env paygatev1.Environment, paymentUIDs, payoutUIDs, payoutNames []string) (LedgerView, error) {
+	var v LedgerView
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var err error
+		if v.Carried, err = carriedForwardIn(ctx, tx, " WHERE namespace = $1 AND merchant = $2 AND environment = $3", namespace, merchant, string(env)); err != nil {
+			return err
+		}
+		if v.Payments, err = column(ctx, tx, "SELECT uid FROM payments WHERE uid = ANY($1)", paymentUIDs); err != nil {
+			return err
+		}
+		if v.Payouts, err = column(ctx, tx, "SELECT uid FROM payouts WHERE uid = ANY($1)", payoutUIDs); err != nil {
+			return err
+		}
+		v.PayoutNames, err = column(ctx, tx, "SELECT name FROM payouts WHERE namespace = $2 AND name = ANY($1)", payoutNames, namespace)
+		return err
+	})
+	if err != nil {
+		return LedgerView{}, fmt.Errorf("archive: reading the ledger of %s/%s in %s: %w", namespace, merchant, env, err)
+	}
+	return v, nil
+}
+
+// column runs a query of one text column over a list and returns the values as a set; an empty
+// list asks nothing.
+func column(ctx context.Context, q querier, query string, list []string, args ...any) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(list) == 0 {
+		return out, nil
+	}
+	rows, err := q.Query(ctx, query, append([]any{list}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range found {
+		out[v] = true
 	}
 	return out, nil
 }

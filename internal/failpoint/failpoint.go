@@ -35,10 +35,18 @@ const (
 	PayoutProviderAnswered = "payout-provider-answered"
 	// ChargeRecorded: an invoice's charge is recorded; its Payment does not exist yet.
 	ChargeRecorded = "charge-recorded"
+	// ArchiveCommitted: the archiver's batch is committed to PostgreSQL; nothing of it is
+	// deleted from etcd yet.
+	ArchiveCommitted = "archive-committed"
+	// ArchiveDeleted: the archiver deleted a batch's objects from etcd; the next pass has not run.
+	ArchiveDeleted = "archive-deleted"
 )
 
 // Points lists every point, for the harness.
 var Points = []string{PaymentAttemptRecorded, PaymentProviderAnswered, PayoutAttemptRecorded, PayoutProviderAnswered, ChargeRecorded}
+
+// ArchivePoints are the archiver's points; they are reached only with an archive configured.
+var ArchivePoints = []string{ArchiveCommitted, ArchiveDeleted}
 
 type point struct {
 	after int64

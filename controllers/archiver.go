@@ -1,0 +1,492 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package controllers
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/archive"
+	"github.com/paygate/paygate/internal/failpoint"
+	"github.com/paygate/paygate/internal/metrics"
+)
+
+// ArchiveStore is what the manager needs of the archive (internal/archive's Store): the
+// archiver writes to it, the balance controller reads its part of the ledgers.
+type ArchiveStore interface {
+	LedgerArchive
+	Migrate(ctx context.Context) error
+	Archive(ctx context.Context, b archive.Batch) (archive.Result, error)
+	Count(ctx context.Context, kind archive.Kind) (int64, error)
+}
+
+// Retention is how long a terminal object of each kind stays in etcd before it is archived; 0
+// keeps that kind's objects in etcd. Objects owned by an archived object (a payment's webhook
+// deliveries, an invoice's charges) leave with their owner, whatever their own kind's retention:
+// Kubernetes would otherwise collect them unarchived.
+type Retention struct {
+	Payments          time.Duration
+	Payouts           time.Duration
+	Invoices          time.Duration
+	WebhookDeliveries time.Duration
+}
+
+// DefaultRetention keeps every kind a week in etcd.
+const DefaultRetention = 7 * 24 * time.Hour
+
+// Archiver moves settled history out of etcd (docs/archive.md): each pass lists the terminal
+// Payments, Payouts, Invoices and finished WebhookDeliveries older than their retention, writes
+// them to the archive in batches, and only after a batch is committed deletes its objects from
+// etcd, each with a precondition on its UID and resourceVersion. A crash between the commit and
+// the deletes leaves rows and objects: the next pass archives them again, which counts nothing
+// twice, and deletes them. Nothing is deleted that is not committed.
+//
+// It runs on the elected leader only.
+type Archiver struct {
+	// Client reads from the manager's cache and deletes.
+	Client client.Client
+	Store  ArchiveStore
+	// Clock decides ages (tests pass a fake clock); the interval between passes is real time.
+	Clock     clock.PassiveClock
+	Retention Retention
+	// Interval is the pause between passes (default 1 minute); a failed pass is retried sooner,
+	// backing off from 1 s up to Interval.
+	Interval time.Duration
+	// BatchSize bounds the objects of one transaction (default 100); an object and the objects
+	// it owns always share one.
+	BatchSize int
+	// Namespace limits the archiver to one namespace ("" archives every namespace).
+	Namespace string
+	Log       logr.Logger
+}
+
+// +kubebuilder:rbac:groups=paygate.dev,resources=payments;payouts;invoices;webhookdeliveries,verbs=get;list;watch;delete
+
+// NeedLeaderElection makes the archiver run on the leader only.
+func (a *Archiver) NeedLeaderElection() bool { return true }
+
+// Start migrates the archive's schema, then runs a pass every Interval until ctx ends. A database
+// that is down is retried with backoff; live traffic does not wait for it.
+func (a *Archiver) Start(ctx context.Context) error {
+	a.defaults()
+	backoff, migrated := time.Second, false
+	for {
+		var err error
+		if !migrated {
+			if err = a.Store.Migrate(ctx); err == nil {
+				migrated = true
+			} else {
+				metrics.ArchiveErrors.WithLabelValues("migrate").Inc()
+			}
+		}
+		if migrated {
+			_, err = a.Pass(ctx)
+		}
+		wait := a.Interval
+		if err != nil && ctx.Err() == nil {
+			a.Log.Error(err, "Archiver pass failed; retrying", "retryIn", backoff.String())
+			wait, backoff = backoff, min(2*backoff, a.Interval)
+		} else {
+			backoff = time.Second
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+	}
+}
+
+func (a *Archiver) defaults() {
+	if a.Clock == nil {
+		a.Clock = clock.RealClock{}
+	}
+	if a.Interval <= 0 {
+		a.Interval = time.Minute
+	}
+	if a.BatchSize <= 0 {
+		a.BatchSize = 100
+	}
+}
+
+// PassResult is what one pass did, per kind.
+type PassResult struct {
+	Archived map[archive.Kind]int
+	Deleted  map[archive.Kind]int
+}
+
+// archiveUnit is an object due for the archive with the objects it owns: archived in one
+// transaction, deleted owned objects first, the owner only when every owned object is gone.
+type archiveUnit struct {
+	kind  archive.Kind
+	since time.Time
+	// objects in delete order: the owner last.
+	objects []client.Object
+}
+
+// archiveSnapshot is one pass's view of the archivable kinds, from the cache.
+type archiveSnapshot struct {
+	payments   []paygatev1.Payment
+	payouts    []paygatev1.Payout
+	invoices   []paygatev1.Invoice
+	deliveries []paygatev1.WebhookDelivery
+}
+
+// Pass archives every object due now, in batches; it stops at the first batch the archive
+// refuses or cannot commit (nothing of it is deleted) and returns that error.
+func (a *Archiver) Pass(ctx context.Context) (PassResult, error) {
+	a.defaults()
+	res := PassResult{Archived: map[archive.Kind]int{}, Deleted: map[archive.Kind]int{}}
+	snap, err := a.snapshot(ctx)
+	if err != nil {
+		metrics.ArchivePasses.WithLabelValues("error").Inc()
+		return res, err
+	}
+	now := a.Clock.Now()
+	units, blocked := a.plan(snap, now)
+	waiting := map[archive.Kind]time.Time{} // the oldest since of each kind still in etcd
+	note := func(k archive.Kind, since time.Time) {
+		if t, ok := waiting[k]; !ok || since.Before(t) {
+			waiting[k] = since
+		}
+	}
+	for _, u := range blocked {
+		note(u.kind, u.since)
+	}
+	var passErr error
+	for start := 0; start < len(units); {
+		end, size := start, 0
+		for end < len(units) && (end == start || size+len(units[end].objects) <= a.BatchSize) {
+			size += len(units[end].objects)
+			end++
+		}
+		batch := units[start:end]
+		if err := a.archiveBatch(ctx, batch, &res); err != nil {
+			passErr = err
+			for _, u := range units[start:] {
+				note(u.kind, u.since)
+			}
+			break
+		}
+		for _, u := range batch {
+			if !a.deleteUnit(ctx, u, &res) {
+				note(u.kind, u.since)
+			}
+		}
+		failpoint.Hit(failpoint.ArchiveDeleted)
+		start = end
+	}
+	for _, k := range archive.Kinds {
+		lag := 0.0
+		if since, ok := waiting[k]; ok {
+			lag = max(0, now.Sub(since.Add(a.retentionOf(k))).Seconds())
+		}
+		metrics.ArchiveLag.WithLabelValues(string(k)).Set(lag)
+	}
+	a.countRows(ctx)
+	if passErr != nil {
+		metrics.ArchivePasses.WithLabelValues("error").Inc()
+		return res, passErr
+	}
+	metrics.ArchivePasses.WithLabelValues("ok").Inc()
+	if total := sumCounts(res.Deleted); total > 0 {
+		a.Log.Info("Archived settled objects", "payments", res.Deleted[archive.KindPayment], "payouts", res.Deleted[archive.KindPayout],
+			"invoices", res.Deleted[archive.KindInvoice], "webhookDeliveries", res.Deleted[archive.KindWebhookDelivery])
+	}
+	return res, nil
+}
+
+func (a *Archiver) snapshot(ctx context.Context) (*archiveSnapshot, error) {
+	// Read-only: the objects are marshalled into the archive, never modified, so the cache's
+	// objects are read without copies.
+	var (
+		payments   paygatev1.PaymentList
+		payouts    paygatev1.PayoutList
+		invoices   paygatev1.InvoiceList
+		deliveries paygatev1.WebhookDeliveryList
+	)
+	for _, l := range []client.ObjectList{&payments, &payouts, &invoices, &deliveries} {
+		if err := a.Client.List(ctx, l, client.InNamespace(a.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+			return nil, fmt.Errorf("listing %T: %w", l, err)
+		}
+	}
+	return &archiveSnapshot{payments: payments.Items, payouts: payouts.Items, invoices: invoices.Items, deliveries: deliveries.Items}, nil
+}
+
+func (a *Archiver) retentionOf(k archive.Kind) time.Duration {
+	switch k {
+	case archive.KindPayment:
+		return a.Retention.Payments
+	case archive.KindPayout:
+		return a.Retention.Payouts
+	case archive.KindInvoice:
+		return a.Retention.Invoices
+	default:
+		return a.Retention.WebhookDeliveries
+	}
+}
+
+// plan lists the units due at now, oldest first, and the objects due whose owned objects are
+// not finished yet (blocked: they wait, and count in the archive lag).
+func (a *Archiver) plan(s *archiveSnapshot, now time.Time) (units, blocked []archiveUnit) {
+	deliveriesOf := map[types.UID][]*paygatev1.WebhookDelivery{}
+	for i := range s.deliveries {
+		d := &s.deliveries[i]
+		for _, o := range d.OwnerReferences {
+			deliveriesOf[o.UID] = append(deliveriesOf[o.UID], d)
+		}
+	}
+	invoiceUIDs := map[types.UID]bool{}
+	latest := map[string][]int32{} // namespace/subscription → its two highest periods
+	for i := range s.invoices {
+		inv := &s.invoices[i]
+		invoiceUIDs[inv.UID] = true
+		key := inv.Namespace + "/" + inv.Spec.SubscriptionRef.Name
+		latest[key] = topTwo(latest[key], inv.Spec.Period)
+	}
+	chargesOf := map[types.UID][]*paygatev1.Payment{}
+	ownedByInvoice := func(p *paygatev1.Payment) bool {
+		for _, o := range p.OwnerReferences {
+			if invoiceUIDs[o.UID] {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range s.payments {
+		p := &s.payments[i]
+		for _, o := range p.OwnerReferences {
+			if invoiceUIDs[o.UID] {
+				chargesOf[o.UID] = append(chargesOf[o.UID], p)
+			}
+		}
+	}
+	claimed := map[types.UID]bool{}
+	due := func(k archive.Kind, since time.Time) bool {
+		r := a.retentionOf(k)
+		return r > 0 && !now.Before(since.Add(r))
+	}
+	// withDeliveries adds the deliveries an object owns before it; false when one is unfinished.
+	withDeliveries := func(u *archiveUnit, owner types.UID) bool {
+		for _, d := range deliveriesOf[owner] {
+			if !archive.DeliveryFinished(d) {
+				return false
+			}
+			u.objects = append(u.objects, d)
+		}
+		return true
+	}
+	add := func(u archiveUnit, ok bool) {
+		if !ok {
+			blocked = append(blocked, archiveUnit{kind: u.kind, since: u.since})
+			return
+		}
+		for _, o := range u.objects {
+			claimed[o.GetUID()] = true
+		}
+		units = append(units, u)
+	}
+
+	for i := range s.invoices {
+		inv := &s.invoices[i]
+		since := firstTime(microTimeOf(inv.Status.PaidAt), timeOf(inv.Status.VoidedAt), inv.CreationTimestamp.Time)
+		if !inv.Terminal() || !due(archive.KindInvoice, since) ||
+			slices.Contains(latest[inv.Namespace+"/"+inv.Spec.SubscriptionRef.Name], inv.Spec.Period) {
+			continue
+		}
+		u, ok := archiveUnit{kind: archive.KindInvoice, since: since}, true
+		for _, p := range chargesOf[inv.UID] {
+			ok = ok && p.Terminal() && withDeliveries(&u, p.UID)
+			u.objects = append(u.objects, p)
+		}
+		ok = ok && withDeliveries(&u, inv.UID)
+		u.objects = append(u.objects, inv)
+		add(u, ok)
+	}
+	for i := range s.payments {
+		p := &s.payments[i]
+		since := firstTime(microTimeOf(p.Status.SettledAt), p.CreationTimestamp.Time)
+		if claimed[p.UID] || !p.Terminal() || ownedByInvoice(p) || !due(archive.KindPayment, since) {
+			continue
+		}
+		u := archiveUnit{kind: archive.KindPayment, since: since}
+		ok := withDeliveries(&u, p.UID)
+		u.objects = append(u.objects, p)
+		add(u, ok)
+	}
+	for i := range s.payouts {
+		p := &s.payouts[i]
+		since := firstTime(microTimeOf(p.Status.UpdatedAt), p.CreationTimestamp.Time)
+		if !p.Terminal() || !due(archive.KindPayout, since) {
+			continue
+		}
+		u := archiveUnit{kind: archive.KindPayout, since: since}
+		ok := withDeliveries(&u, p.UID)
+		u.objects = append(u.objects, p)
+		add(u, ok)
+	}
+	for i := range s.deliveries {
+		d := &s.deliveries[i]
+		since := deliveryFinishedAt(d)
+		if claimed[d.UID] || !archive.DeliveryFinished(d) || !due(archive.KindWebhookDelivery, since) {
+			continue
+		}
+		add(archiveUnit{kind: archive.KindWebhookDelivery, since: since, objects: []client.Object{d}}, true)
+	}
+	slices.SortStableFunc(units, func(x, y archiveUnit) int { return x.since.Compare(y.since) })
+	return units, blocked
+}
+
+// archiveBatch commits the units' objects (without their managed fields) in one transaction.
+func (a *Archiver) archiveBatch(ctx context.Context, units []archiveUnit, res *PassResult) error {
+	var b archive.Batch
+	for _, u := range units {
+		for _, o := range u.objects {
+			switch o := o.(type) {
+			case *paygatev1.Payment:
+				c := o.DeepCopy()
+				c.ManagedFields = nil
+				b.Payments = append(b.Payments, *c)
+			case *paygatev1.Payout:
+				c := o.DeepCopy()
+				c.ManagedFields = nil
+				b.Payouts = append(b.Payouts, *c)
+			case *paygatev1.Invoice:
+				c := o.DeepCopy()
+				c.ManagedFields = nil
+				b.Invoices = append(b.Invoices, *c)
+			case *paygatev1.WebhookDelivery:
+				c := o.DeepCopy()
+				c.ManagedFields = nil
+				b.WebhookDeliveries = append(b.WebhookDeliveries, *c)
+			}
+		}
+	}
+	r, err := a.Store.Archive(ctx, b)
+	if err != nil {
+		metrics.ArchiveErrors.WithLabelValues("archive").Inc()
+		return fmt.Errorf("archiving %d objects: %w", len(b.Payments)+len(b.Payouts)+len(b.Invoices)+len(b.WebhookDeliveries), err)
+	}
+	failpoint.Hit(failpoint.ArchiveCommitted)
+	for k, n := range r.Inserted {
+		res.Archived[k] += n
+		metrics.ArchivedObjects.WithLabelValues(string(k)).Add(float64(n))
+	}
+	return nil
+}
+
+// deleteUnit deletes a committed unit's objects from etcd, owned objects first, each only if it
+// is still the object archived (its UID and resourceVersion); an object that changed since is
+// archived again by a later pass. It reports whether the whole unit is gone.
+func (a *Archiver) deleteUnit(ctx context.Context, u archiveUnit, res *PassResult) bool {
+	for _, o := range u.objects {
+		uid, rv := o.GetUID(), o.GetResourceVersion()
+		target := o.DeepCopyObject().(client.Object)
+		err := a.Client.Delete(ctx, target, client.Preconditions{UID: &uid, ResourceVersion: &rv})
+		switch {
+		case err == nil:
+			k := kindOf(o)
+			res.Deleted[k]++
+			metrics.ArchiveDeletes.WithLabelValues(string(k)).Inc()
+		case apierrors.IsNotFound(err):
+		default:
+			if !apierrors.IsConflict(err) {
+				metrics.ArchiveErrors.WithLabelValues("delete").Inc()
+				a.Log.Error(err, "Deleting an archived object", "kind", string(kindOf(o)), "namespace", o.GetNamespace(), "name", o.GetName())
+			}
+			return false // the owner stays until every object it owns is archived and gone
+		}
+	}
+	return true
+}
+
+func (a *Archiver) countRows(ctx context.Context) {
+	for _, k := range archive.Kinds {
+		n, err := a.Store.Count(ctx, k)
+		if err != nil {
+			metrics.ArchiveErrors.WithLabelValues("count").Inc()
+			return
+		}
+		metrics.ArchiveRows.WithLabelValues(string(k)).Set(float64(n))
+	}
+}
+
+func kindOf(o client.Object) archive.Kind {
+	switch o.(type) {
+	case *paygatev1.Payment:
+		return archive.KindPayment
+	case *paygatev1.Payout:
+		return archive.KindPayout
+	case *paygatev1.Invoice:
+		return archive.KindInvoice
+	default:
+		return archive.KindWebhookDelivery
+	}
+}
+
+// topTwo keeps the two highest distinct periods.
+func topTwo(top []int32, period int32) []int32 {
+	if slices.Contains(top, period) {
+		return top
+	}
+	top = append(top, period)
+	slices.SortFunc(top, func(a, b int32) int { return cmp.Compare(b, a) })
+	if len(top) > 2 {
+		top = top[:2]
+	}
+	return top
+}
+
+// deliveryFinishedAt is when a delivery finished: delivered, else its last attempt, else its
+// creation.
+func deliveryFinishedAt(d *paygatev1.WebhookDelivery) time.Time {
+	var last time.Time
+	if n := len(d.Status.Attempts); n > 0 {
+		last = d.Status.Attempts[n-1].At.Time
+	}
+	return firstTime(timeOf(d.Status.DeliveredAt), last, d.CreationTimestamp.Time)
+}
+
+func microTimeOf(t *metav1.MicroTime) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.Time
+}
+
+func timeOf(t *metav1.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.Time
+}
+
+// firstTime returns the first non-zero time.
+func firstTime(ts ...time.Time) time.Time {
+	for _, t := range ts {
+		if !t.IsZero() {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
+func sumCounts(m map[archive.Kind]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}

@@ -1,0 +1,227 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package controllers
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/archive"
+)
+
+var planNow = time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+
+func planMeta(name string, owner types.UID) metav1.ObjectMeta {
+	m := metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID("uid-" + name),
+		CreationTimestamp: metav1.NewTime(planNow.Add(-30 * 24 * time.Hour))}
+	if owner != "" {
+		m.OwnerReferences = []metav1.OwnerReference{{UID: owner, Name: string(owner)}}
+	}
+	return m
+}
+
+func planPayment(name string, phase paygatev1.PaymentPhase, settledAgo time.Duration, owner types.UID) paygatev1.Payment {
+	p := paygatev1.Payment{ObjectMeta: planMeta(name, owner)}
+	p.Status.Phase = phase
+	if phase == paygatev1.PaymentSuccess || phase == paygatev1.PaymentFailed {
+		t := metav1.NewMicroTime(planNow.Add(-settledAgo))
+		p.Status.SettledAt = &t
+	}
+	return p
+}
+
+func planPayout(name string, phase paygatev1.PayoutPhase, ago time.Duration) paygatev1.Payout {
+	p := paygatev1.Payout{ObjectMeta: planMeta(name, "")}
+	p.Status.Phase = phase
+	t := metav1.NewMicroTime(planNow.Add(-ago))
+	p.Status.UpdatedAt = &t
+	return p
+}
+
+func planInvoice(name, sub string, period int32, phase paygatev1.InvoicePhase, paidAgo time.Duration) paygatev1.Invoice {
+	inv := paygatev1.Invoice{ObjectMeta: planMeta(name, "")}
+	inv.Spec.SubscriptionRef.Name, inv.Spec.Period = sub, period
+	inv.Status.Phase = phase
+	if phase == paygatev1.InvoicePaid {
+		t := metav1.NewMicroTime(planNow.Add(-paidAgo))
+		inv.Status.PaidAt = &t
+	}
+	return inv
+}
+
+func planDelivery(name string, owner types.UID, phase paygatev1.DeliveryPhase, ago time.Duration) paygatev1.WebhookDelivery {
+	d := paygatev1.WebhookDelivery{ObjectMeta: planMeta(name, owner)}
+	d.Status.Phase = phase
+	if phase == paygatev1.DeliveryDelivered {
+		t := metav1.NewTime(planNow.Add(-ago))
+		d.Status.DeliveredAt = &t
+	}
+	return d
+}
+
+// unitNames renders plan's units as "kind:name,name,…" (objects in delete order).
+func unitNames(units []archiveUnit) []string {
+	var out []string
+	for _, u := range units {
+		s := string(u.kind) + ":"
+		for i, o := range u.objects {
+			if i > 0 {
+				s += ","
+			}
+			s += o.GetName()
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestArchiverPlan(t *testing.T) {
+	week := 7 * 24 * time.Hour
+	all := Retention{Payments: week, Payouts: week, Invoices: week, WebhookDeliveries: week}
+	tests := []struct {
+		name        string
+		retention   Retention
+		snap        archiveSnapshot
+		wantUnits   []string
+		wantBlocked []archive.Kind
+	}{
+		{
+			name:      "settled payments past the retention leave with their deliveries, oldest first; recent and pending ones stay",
+			retention: all,
+			snap: archiveSnapshot{
+				payments: []paygatev1.Payment{
+					planPayment("newer", paygatev1.PaymentSuccess, 8*24*time.Hour, ""),
+					planPayment("older", paygatev1.PaymentFailed, 9*24*time.Hour, ""),
+					planPayment("recent", paygatev1.PaymentSuccess, 6*24*time.Hour, ""),
+					planPayment("pending", paygatev1.PaymentPending, 0, ""),
+				},
+				deliveries: []paygatev1.WebhookDelivery{
+					planDelivery("newer-completed", "uid-newer", paygatev1.DeliveryDelivered, 6*24*time.Hour),
+				},
+			},
+			wantUnits: []string{"payments:older", "payments:newer-completed,newer"},
+		},
+		{
+			name:      "a payment whose delivery is still retrying waits, and counts in the lag",
+			retention: all,
+			snap: archiveSnapshot{
+				payments:   []paygatev1.Payment{planPayment("p", paygatev1.PaymentSuccess, 8*24*time.Hour, "")},
+				deliveries: []paygatev1.WebhookDelivery{planDelivery("p-completed", "uid-p", paygatev1.DeliveryPending, 0)},
+			},
+			wantBlocked: []archive.Kind{archive.KindPayment},
+		},
+		{
+			name:      "a retention of 0 keeps the kind; deliveries of an archived owner leave with it whatever their own retention",
+			retention: Retention{Payments: week},
+			snap: archiveSnapshot{
+				payments: []paygatev1.Payment{planPayment("p", paygatev1.PaymentSuccess, 8*24*time.Hour, "")},
+				payouts:  []paygatev1.Payout{planPayout("po", paygatev1.PayoutSuccess, 30*24*time.Hour)},
+				deliveries: []paygatev1.WebhookDelivery{
+					planDelivery("p-completed", "uid-p", paygatev1.DeliveryDelivered, 8*24*time.Hour),
+					planDelivery("po-completed", "uid-po", paygatev1.DeliveryDelivered, 30*24*time.Hour),
+				},
+			},
+			wantUnits: []string{"payments:p-completed,p"},
+		},
+		{
+			name:      "payouts leave only when terminal; a finished delivery of a live owner leaves alone",
+			retention: all,
+			snap: archiveSnapshot{
+				payouts: []paygatev1.Payout{
+					planPayout("paid", paygatev1.PayoutSuccess, 10*24*time.Hour),
+					planPayout("processing", paygatev1.PayoutProcessing, 10*24*time.Hour),
+				},
+				deliveries: []paygatev1.WebhookDelivery{
+					planDelivery("processing-started", "uid-processing", paygatev1.DeliveryDelivered, 9*24*time.Hour),
+				},
+			},
+			wantUnits: []string{"payouts:paid", "webhook_deliveries:processing-started"},
+		},
+		{
+			name:      "a subscription's two latest invoices stay; an older one leaves with its charges and their deliveries",
+			retention: all,
+			snap: archiveSnapshot{
+				invoices: []paygatev1.Invoice{
+					planInvoice("sub-1", "sub", 1, paygatev1.InvoicePaid, 60*24*time.Hour),
+					planInvoice("sub-2", "sub", 2, paygatev1.InvoicePaid, 30*24*time.Hour),
+					planInvoice("sub-3", "sub", 3, paygatev1.InvoicePaid, 8*24*time.Hour),
+				},
+				payments: []paygatev1.Payment{
+					planPayment("c1a", paygatev1.PaymentFailed, 61*24*time.Hour, "uid-sub-1"),
+					planPayment("c1b", paygatev1.PaymentSuccess, 60*24*time.Hour, "uid-sub-1"),
+					planPayment("c2", paygatev1.PaymentSuccess, 30*24*time.Hour, "uid-sub-2"),
+				},
+				deliveries: []paygatev1.WebhookDelivery{
+					planDelivery("c1b-completed", "uid-c1b", paygatev1.DeliveryDelivered, 60*24*time.Hour),
+					planDelivery("sub-1-paid", "uid-sub-1", paygatev1.DeliveryDelivered, 60*24*time.Hour),
+				},
+			},
+			wantUnits: []string{"invoices:c1a,c1b-completed,c1b,sub-1-paid,sub-1"},
+		},
+		{
+			name:      "an invoice with a charge still pending waits",
+			retention: all,
+			snap: archiveSnapshot{
+				invoices: []paygatev1.Invoice{
+					planInvoice("sub-1", "sub", 1, paygatev1.InvoicePaid, 60*24*time.Hour),
+					planInvoice("sub-2", "sub", 2, paygatev1.InvoicePaid, 30*24*time.Hour),
+					planInvoice("sub-3", "sub", 3, paygatev1.InvoicePaid, 8*24*time.Hour),
+				},
+				payments: []paygatev1.Payment{planPayment("c1", paygatev1.PaymentPending, 0, "uid-sub-1")},
+			},
+			wantBlocked: []archive.Kind{archive.KindInvoice},
+		},
+		{
+			name:      "an open invoice stays whatever its age",
+			retention: all,
+			snap: archiveSnapshot{
+				invoices: []paygatev1.Invoice{
+					planInvoice("sub-1", "sub", 1, paygatev1.InvoicePaymentFailed, 0),
+					planInvoice("sub-2", "sub", 2, paygatev1.InvoicePaid, 30*24*time.Hour),
+					planInvoice("sub-3", "sub", 3, paygatev1.InvoicePaid, 8*24*time.Hour),
+				},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &Archiver{Retention: tt.retention}
+			units, blocked := a.plan(&tt.snap, planNow)
+			if got := unitNames(units); !slices.Equal(got, tt.wantUnits) {
+				t.Errorf("units = %q, want %q", got, tt.wantUnits)
+			}
+			var kinds []archive.Kind
+			for _, b := range blocked {
+				kinds = append(kinds, b.kind)
+			}
+			if !slices.Equal(kinds, tt.wantBlocked) {
+				t.Errorf("blocked = %v, want %v", kinds, tt.wantBlocked)
+			}
+			seen := map[types.UID]bool{}
+			for _, u := range units {
+				for _, o := range u.objects {
+					if seen[o.GetUID()] {
+						t.Errorf("%s is in two units", o.GetName())
+					}
+					seen[o.GetUID()] = true
+				}
+			}
+		})
+	}
+}
+
+func TestTopTwo(t *testing.T) {
+	var top []int32
+	for _, p := range []int32{3, 1, 5, 5, 2, 4} {
+		top = topTwo(top, p)
+	}
+	if !slices.Equal(top, []int32{5, 4}) {
+		t.Fatalf("topTwo = %v, want [5 4]", top)
+	}
+}

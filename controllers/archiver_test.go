@@ -1,0 +1,244 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package controllers_test
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/controllers"
+	"github.com/paygate/paygate/internal/archive"
+)
+
+// crashAfterCommit is an archive whose Archive commits and then "crashes" the pass: it cancels
+// the pass's context, so the deletes that follow the commit fail, as when the manager dies
+// between the two.
+type crashAfterCommit struct {
+	controllers.ArchiveStore
+	crash context.CancelFunc
+}
+
+func (c crashAfterCommit) Archive(ctx context.Context, b archive.Batch) (archive.Result, error) {
+	res, err := c.ArchiveStore.Archive(context.WithoutCancel(ctx), b)
+	c.crash()
+	return res, err
+}
+
+var _ = Describe("Archiving settled history", func() {
+	var (
+		ns  string
+		gw  *paygatev1.Gateway
+		m   *paygatev1.Merchant
+		now *clocktesting.FakeClock
+	)
+	retention := controllers.Retention{Payments: time.Hour, Payouts: time.Hour, Invoices: time.Hour, WebhookDeliveries: time.Hour}
+	archiverFor := func(store controllers.ArchiveStore) *controllers.Archiver {
+		return &controllers.Archiver{Client: k8s, Store: store, Clock: now, Retention: retention, Namespace: ns,
+			Interval: time.Second, BatchSize: 7, Log: GinkgoLogr}
+	}
+	BeforeEach(func() {
+		needArchive()
+		ns = newNamespace()
+		gw = createGateway("TZS", withPayouts)
+		m = payoutMerchant(ns)
+		now = clocktesting.NewFakeClock(clock.Now())
+	})
+
+	// live lists what of the namespace is still in etcd.
+	live := func(g Gomega) (payments []string, payouts []string, deliveries int) {
+		var ps paygatev1.PaymentList
+		g.Expect(k8s.List(ctx, &ps, client.InNamespace(ns))).To(Succeed())
+		for _, p := range ps.Items {
+			payments = append(payments, p.Name)
+		}
+		var pos paygatev1.PayoutList
+		g.Expect(k8s.List(ctx, &pos, client.InNamespace(ns))).To(Succeed())
+		for _, p := range pos.Items {
+			payouts = append(payouts, p.Name)
+		}
+		var ds paygatev1.WebhookDeliveryList
+		g.Expect(k8s.List(ctx, &ds, client.InNamespace(ns))).To(Succeed())
+		return payments, payouts, len(ds.Items)
+	}
+	// expectBalance waits until the sandbox balance is ready and shows want.
+	expectBalance := func(want []paygatev1.CurrencyBalance, observed int64) {
+		EventuallyWithOffset(1, func(g Gomega) {
+			b := getBalance(g, ns, m.Name, paygatev1.EnvironmentSandbox)
+			ready := meta.FindStatusCondition(b.Status.Conditions, paygatev1.ConditionReady)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Reason).To(Equal(controllers.ReasonBalanceComputed))
+			g.Expect(b.Status.Currencies).To(Equal(want))
+			g.Expect(b.Status.ObservedPayments).To(Equal(observed))
+		}).Should(Succeed())
+	}
+	// expectLedgerChecks runs the operators' ledger check: nothing of this namespace differs.
+	expectLedgerChecks := func() {
+		EventuallyWithOffset(1, func(g Gomega) {
+			res, err := controllers.CheckLedgers(ctx, k8s, archiveStore)
+			g.Expect(err).NotTo(HaveOccurred())
+			var mine []string
+			for _, d := range res.Differences {
+				if d.Namespace == ns || strings.HasPrefix(d.Field, "carriedForward") {
+					mine = append(mine, d.String())
+				}
+			}
+			g.Expect(mine).To(BeEmpty())
+		}).Should(Succeed())
+	}
+
+	It("moves settled payments, payouts and their deliveries to PostgreSQL after their retention, and balances stay exact", func() {
+		settle(ns, paygatev1.EnvironmentSandbox, gw, 3, "10000") // 3 × 9750.00
+		paid := newPayout(m, paygatev1.EnvironmentSandbox, "10000.00", gw)
+		Expect(k8s.Create(ctx, paid)).To(Succeed())
+		paidDone := waitPayout(paid, paygatev1.PayoutSuccess)
+		open := newPayment(ns, m.Name, "trx-open-"+uniqueName("p"), "500", gw, "") // no push: stays pending
+		Expect(k8s.Create(ctx, open)).To(Succeed())
+		want := []paygatev1.CurrencyBalance{{Currency: "TZS", Available: "19250.00", Settled: "29250.00", Reserved: "0.00", PaidOut: "10000.00", SettledPayments: 3}}
+		expectBalance(want, 4)
+		var before paygatev1.PaymentList
+		Expect(k8s.List(ctx, &before, client.InNamespace(ns))).To(Succeed())
+		_, _, deliveries := live(Default)
+		Expect(deliveries).To(BeNumerically(">=", 4), "a payment.completed per payment and a payout.completed")
+
+		a := archiverFor(archiveStore)
+		By("keeping everything younger than the retention")
+		res, err := a.Pass(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Deleted).To(BeEmpty())
+
+		By("archiving, then deleting, everything settled past it")
+		now.Step(2 * time.Hour)
+		res, err = a.Pass(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Archived).To(HaveKeyWithValue(archive.KindPayment, 3))
+		Expect(res.Archived).To(HaveKeyWithValue(archive.KindPayout, 1))
+		Expect(res.Deleted).To(HaveKeyWithValue(archive.KindPayment, 3))
+		Expect(res.Deleted).To(HaveKeyWithValue(archive.KindWebhookDelivery, deliveries))
+		payments, payouts, left := live(Default)
+		Expect(payments).To(ConsistOf(open.Name), "the pending payment stays live")
+		Expect(payouts).To(BeEmpty())
+		Expect(left).To(BeZero())
+		for _, p := range before.Items {
+			if p.Name == open.Name {
+				continue
+			}
+			got, err := archiveStore.GetPayment(ctx, ns, p.Name)
+			Expect(err).NotTo(HaveOccurred())
+			p.ManagedFields = nil
+			Expect(got.Spec).To(Equal(p.Spec))
+			Expect(got.Status).To(Equal(p.Status))
+			Expect(got.UID).To(Equal(p.UID))
+		}
+		gotPayout, err := archiveStore.GetPayout(ctx, ns, paid.Name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(gotPayout.Status).To(Equal(paidDone.Status))
+
+		By("counting the archive's carried-forward sums in the balance, each payment once")
+		expectBalance(want, 4)
+		expectLedgerChecks()
+
+		By("deciding new payouts against carried forward plus live")
+		next := newPayout(m, paygatev1.EnvironmentSandbox, "5000.00", gw)
+		Expect(k8s.Create(ctx, next)).To(Succeed())
+		waitPayout(next, paygatev1.PayoutSuccess)
+		tooMuch := newPayout(m, paygatev1.EnvironmentSandbox, "14250.01", gw)
+		Expect(k8s.Create(ctx, tooMuch)).To(Succeed())
+		failed := waitPayout(tooMuch, paygatev1.PayoutFailed)
+		Expect(failed.Status.Reason).To(Equal(string(paygatev1.PayoutInsufficientBalance)))
+		expectBalance([]paygatev1.CurrencyBalance{{Currency: "TZS", Available: "14250.00", Settled: "29250.00", Reserved: "0.00", PaidOut: "15000.00", SettledPayments: 3}}, 4)
+		expectLedgerChecks()
+	})
+
+	It("loses nothing and counts nothing twice when the manager dies between the commit and the deletes", func() {
+		settle(ns, paygatev1.EnvironmentSandbox, gw, 2, "10000")
+		now.Step(2 * time.Hour)
+		passCtx, crash := context.WithCancel(ctx)
+		res, err := archiverFor(crashAfterCommit{ArchiveStore: archiveStore, crash: crash}).Pass(passCtx)
+		Expect(err).NotTo(HaveOccurred(), "the commit succeeded; the deletes died with the pass")
+		Expect(res.Archived).To(HaveKeyWithValue(archive.KindPayment, 2))
+		Expect(res.Deleted).To(BeEmpty())
+		payments, _, _ := live(Default)
+		Expect(payments).To(HaveLen(2), "committed and still live")
+
+		By("counting each payment once while it is both archived and live")
+		third := newPayment(ns, m.Name, "trx-third-"+uniqueName("p"), "10000", gw, "+255713000100")
+		Expect(k8s.Create(ctx, third)).To(Succeed()) // its settlement recounts with both in view
+		waitPhase(third, paygatev1.PaymentSuccess)
+		want := []paygatev1.CurrencyBalance{{Currency: "TZS", Available: "29250.00", Settled: "29250.00", Reserved: "0.00", PaidOut: "0.00", SettledPayments: 3}}
+		expectBalance(want, 3)
+		expectLedgerChecks()
+
+		By("finishing the job on the next pass, as a restarted manager would")
+		now.Step(2 * time.Hour)
+		res, err = archiverFor(archiveStore).Pass(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Archived).To(HaveKeyWithValue(archive.KindPayment, 1), "only the third payment is new")
+		Expect(res.Deleted).To(HaveKeyWithValue(archive.KindPayment, 3))
+		payments, _, left := live(Default)
+		Expect(payments).To(BeEmpty())
+		Expect(left).To(BeZero())
+		expectBalance(want, 3)
+		expectLedgerChecks()
+
+		By("and a pass after the deletes has nothing left to do")
+		res, err = archiverFor(archiveStore).Pass(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Archived).To(BeEmpty())
+		Expect(res.Deleted).To(BeEmpty())
+	})
+
+	It("deletes nothing while PostgreSQL is down, leaves live traffic alone, and catches up when it returns", func() {
+		settle(ns, paygatev1.EnvironmentSandbox, gw, 1, "10000")
+		now.Step(2 * time.Hour)
+		archiveProxy.Down()
+		defer archiveProxy.Up()
+
+		runCtx, stop := context.WithCancel(ctx)
+		defer stop()
+		stopped := make(chan struct{})
+		go func() {
+			defer close(stopped)
+			_ = archiverFor(archiveStore).Start(runCtx)
+		}()
+		Consistently(func(g Gomega) {
+			payments, _, deliveries := live(g)
+			g.Expect(payments).To(HaveLen(1))
+			g.Expect(deliveries).To(BeNumerically(">=", 1))
+		}, "3s", "200ms").Should(Succeed())
+
+		By("settling payments meanwhile; the balance waits for the archive and says why")
+		p := newPayment(ns, m.Name, "trx-down-"+uniqueName("p"), "10000", gw, "+255713000100")
+		Expect(k8s.Create(ctx, p)).To(Succeed())
+		waitPhase(p, paygatev1.PaymentSuccess)
+		Eventually(func(g Gomega) {
+			b := getBalance(g, ns, m.Name, paygatev1.EnvironmentSandbox)
+			ready := meta.FindStatusCondition(b.Status.Conditions, paygatev1.ConditionReady)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(ready.Reason).To(Equal(controllers.ReasonArchiveUnreachable))
+		}).Should(Succeed())
+
+		By("catching up once the database is back")
+		archiveProxy.Up()
+		now.Step(2 * time.Hour)
+		Eventually(func(g Gomega) {
+			payments, _, deliveries := live(g)
+			g.Expect(payments).To(BeEmpty())
+			g.Expect(deliveries).To(BeZero())
+		}).Should(Succeed())
+		expectBalance([]paygatev1.CurrencyBalance{{Currency: "TZS", Available: "19500.00", Settled: "19500.00", Reserved: "0.00", PaidOut: "0.00", SettledPayments: 2}}, 2)
+		expectLedgerChecks()
+		stop()
+		Eventually(stopped).Should(BeClosed())
+	})
+})
