@@ -32,11 +32,49 @@ import (
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/apiserver"
 	"github.com/paygate/paygate/config"
+	"github.com/paygate/paygate/internal/archive"
 	"github.com/paygate/paygate/internal/controlplane"
 	"github.com/paygate/paygate/internal/credentials"
 	"github.com/paygate/paygate/internal/kube"
+	"github.com/paygate/paygate/internal/pgtest"
 	"github.com/paygate/paygate/pkg/paygate"
 )
+
+// startDevArchive gives the local control plane its archive: the DSN of --archive-dsn-file or
+// PAYGATE_ARCHIVE_DSN when given, else a PostgreSQL of its own under <state-dir>/postgres when
+// the server binaries are installed (started clean, as etcd is), else none. It says which.
+func startDevArchive(ctx context.Context, stateDir string, opts managerOptions) (*archive.Store, func() error, error) {
+	none := func() error { return nil }
+	if store, err := opts.archive.open(ctx, "paygate-dev"); err != nil || store != nil {
+		if store != nil {
+			fmt.Println("Archiving settled objects to the PostgreSQL given by --archive-dsn-file / " + EnvArchiveDSN)
+			return store, func() error { store.Close(); return nil }, nil
+		}
+		return nil, none, err
+	}
+	if _, err := pgtest.FindBinaries(); err != nil {
+		fmt.Println("No PostgreSQL server binaries found (hack/install-postgres.sh installs them): running without an archive; settled objects stay in etcd.")
+		return nil, none, nil
+	}
+	dir, _ := filepath.Abs(filepath.Join(stateDir, "postgres"))
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, none, err
+	}
+	fmt.Println("Starting PostgreSQL for the archive in " + dir + " ...")
+	srv, err := pgtest.StartServerIn(dir)
+	if err != nil {
+		return nil, none, fmt.Errorf("starting the archive's PostgreSQL: %w", err)
+	}
+	store, err := archive.Open(ctx, srv.DSN, archive.Options{MaxConns: int32(opts.archive.maxConns), ApplicationName: "paygate-dev"})
+	if err != nil {
+		return nil, none, errors.Join(err, srv.Stop())
+	}
+	fmt.Printf("Archiving objects %s after they settle to PostgreSQL: psql '%s'\n", opts.archiveRetention.Payments, srv.DSN)
+	return store, func() error {
+		store.Close()
+		return srv.Stop()
+	}, nil
+}
 
 // devNamespace holds the demo merchants.
 const devNamespace = "demo"
@@ -51,6 +89,12 @@ func runDev(args []string) int {
 	opts.bindFlags(fs, "0", "0")
 	var api apiserverOptions
 	api.bindFlags(fs, "127.0.0.1:8443")
+	// A development session archives what settled a few minutes ago, so that the archive is seen
+	// at work; the flags override.
+	for _, name := range []string{"archive-payments-after", "archive-payouts-after", "archive-invoices-after", "archive-webhook-deliveries-after"} {
+		_ = fs.Set(name, "10m")
+	}
+	_ = fs.Set("archive-interval", "30s")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -84,7 +128,15 @@ func dev(ctx context.Context, assets, stateDir string, opts managerOptions, api 
 		return err
 	}
 
-	mgr, err := newManager(cp.Config, opts, nil)
+	store, stopArchive, err := startDevArchive(ctx, stateDir, opts)
+	if err != nil {
+		return err
+	}
+	defer func() { retErr = errors.Join(retErr, stopArchive()) }()
+	if err := opts.validateArchive(); err != nil {
+		return err
+	}
+	mgr, err := newManager(cp.Config, opts, store)
 	if err != nil {
 		return err
 	}

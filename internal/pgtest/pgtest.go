@@ -96,6 +96,7 @@ type Server struct {
 	Dir string
 
 	cmd      *exec.Cmd
+	keep     bool // Stop leaves Dir (StartServerIn)
 	exited   chan struct{}
 	stopOnce sync.Once
 	stopErr  error
@@ -123,6 +124,68 @@ func Start(t testing.TB) *Server {
 // StartServer starts a server; the caller stops it with Stop. It returns an error wrapping
 // ErrNoBinaries when the binaries are missing.
 func StartServer() (*Server, error) {
+	if _, err := FindBinaries(); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "pgtest-")
+	if err != nil {
+		return nil, err
+	}
+	s, err := start(dir)
+	if err != nil {
+		return nil, errors.Join(err, os.RemoveAll(dir))
+	}
+	return s, nil
+}
+
+// StartServerIn starts a server whose directory is dir (created when missing; the local control
+// plane of `paygate dev` keeps it under its state directory). Stop leaves dir in place.
+func StartServerIn(dir string) (*Server, error) {
+	if _, err := FindBinaries(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := traversable(dir); err != nil {
+		return nil, err
+	}
+	s, err := start(dir)
+	if err != nil {
+		return nil, err
+	}
+	s.keep = true
+	return s, nil
+}
+
+// traversable lets the unprivileged user PostgreSQL runs as when we are root reach dir: each
+// ancestor lacking search permission for others gets it (search only: nothing becomes listable
+// or readable).
+func traversable(dir string) error {
+	if cred, err := credential(); err != nil || cred == nil {
+		return err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for p := filepath.Dir(abs); ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			if err := os.Chmod(p, fi.Mode().Perm()|0o001); err != nil {
+				return fmt.Errorf("pgtest: letting PostgreSQL's user reach %s: %w", dir, err)
+			}
+		}
+		if p == filepath.Dir(p) {
+			return nil
+		}
+	}
+}
+
+func start(dir string) (*Server, error) {
 	bin, err := FindBinaries()
 	if err != nil {
 		return nil, err
@@ -131,16 +194,12 @@ func StartServer() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "pgtest-")
-	if err != nil {
-		return nil, err
-	}
-	cleanup := func(e error) (*Server, error) { return nil, errors.Join(e, os.RemoveAll(dir)) }
+	cleanup := func(e error) (*Server, error) { return nil, e }
 	// The unprivileged user must reach the directory: MkdirTemp makes it 0700 for root.
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return cleanup(err)
 	}
-	if err := os.Mkdir(filepath.Join(dir, "sock"), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(dir, "sock"), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return cleanup(err)
 	}
 	if cred != nil {
@@ -155,6 +214,9 @@ func StartServer() (*Server, error) {
 	}
 
 	data := filepath.Join(dir, "data")
+	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err == nil {
+		return startRetrying(bin, dir, cred) // a kept directory: its data as it was
+	}
 	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "-A", "trust",
 		"-E", "UTF8", "--no-locale", "--no-sync", "--no-instructions")
 	initdb.SysProcAttr = sysProcAttr(cred)
@@ -164,6 +226,10 @@ func StartServer() (*Server, error) {
 		return cleanup(fmt.Errorf("pgtest: initdb: %w\n%s", err, out))
 	}
 
+	return startRetrying(bin, dir, cred)
+}
+
+func startRetrying(bin, dir string, cred *syscall.Credential) (*Server, error) {
 	// A free port can be taken between choosing it and postgres binding it: try a few.
 	var lastErr error
 	for range 3 {
@@ -173,7 +239,7 @@ func StartServer() (*Server, error) {
 		}
 		lastErr = err
 	}
-	return cleanup(lastErr)
+	return nil, lastErr
 }
 
 func startPostgres(bin, dir string, cred *syscall.Credential) (*Server, error) {
@@ -260,7 +326,9 @@ func (s *Server) kill() {
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
 		s.kill()
-		s.stopErr = os.RemoveAll(s.Dir)
+		if !s.keep {
+			s.stopErr = os.RemoveAll(s.Dir)
+		}
 	})
 	return s.stopErr
 }
