@@ -107,3 +107,99 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- include "paygate.apiserverInternalURL" . }}
 {{- end }}
 {{- end }}
+
+{{- /*
+The history archive (docs/archive.md). With archive.enabled, the manager and the apiserver read
+the database's DSN from the Secret archive.existingSecret, mounted read-only (mode 0440, group
+fsGroup) at /etc/paygate/archive/dsn, and an optional CA certificate from archive.caSecret at
+/etc/paygate/archive-ca/ca.crt.
+*/}}
+{{- define "paygate.archiveDSNDir" -}}/etc/paygate/archive{{- end }}
+{{- define "paygate.archiveCADir" -}}/etc/paygate/archive-ca{{- end }}
+
+{{/* The Secret holding the DSN: required when the archive is on. */}}
+{{- define "paygate.archiveSecretName" -}}
+{{- required "archive.enabled is true but archive.existingSecret.name is empty: name the Secret (in the release namespace) that holds the PostgreSQL DSN, e.g. --set archive.existingSecret.name=paygate-archive (docs/deploy.md, History in PostgreSQL)" .Values.archive.existingSecret.name }}
+{{- end }}
+
+{{/* The archive flags of both commands (the connection); the manager adds the archiver's. */}}
+{{- define "paygate.archiveArgs" -}}
+{{- $ar := .root.Values.archive -}}
+- {{ printf "--archive-dsn-file=%s/dsn" (include "paygate.archiveDSNDir" .root) | quote }}
+- {{ printf "--archive-max-conns=%d" (int (index $ar.maxConns .component)) | quote }}
+{{- if eq .component "manager" }}
+- {{ printf "--archive-payments-after=%v" $ar.retention.payments | quote }}
+- {{ printf "--archive-payouts-after=%v" $ar.retention.payouts | quote }}
+- {{ printf "--archive-invoices-after=%v" $ar.retention.invoices | quote }}
+- {{ printf "--archive-webhook-deliveries-after=%v" $ar.retention.webhookDeliveries | quote }}
+- {{ printf "--archive-interval=%s" $ar.interval | quote }}
+- {{ printf "--archive-batch-size=%d" (int $ar.batchSize) | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+libpq defaults that pgx reads: with a CA Secret, verify the server against it unless the DSN
+says otherwise (CloudNativePG's uri carries no sslmode).
+*/}}
+{{- define "paygate.archiveEnv" -}}
+{{- if .Values.archive.caSecret.name -}}
+- name: PGSSLMODE
+  value: verify-full
+- name: PGSSLROOTCERT
+  value: {{ printf "%s/ca.crt" (include "paygate.archiveCADir" .) }}
+{{- end }}
+{{- end }}
+
+{{- define "paygate.archiveVolumeMounts" -}}
+- name: archive-dsn
+  mountPath: {{ include "paygate.archiveDSNDir" . }}
+  readOnly: true
+{{- if .Values.archive.caSecret.name }}
+- name: archive-ca
+  mountPath: {{ include "paygate.archiveCADir" . }}
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{/* Only the named keys are projected (CloudNativePG's <cluster>-ca also holds the CA's key). */}}
+{{- define "paygate.archiveVolumes" -}}
+- name: archive-dsn
+  secret:
+    secretName: {{ include "paygate.archiveSecretName" . }}
+    defaultMode: 288 # 0440: read-only for root and the group fsGroup
+    items:
+    - key: {{ .Values.archive.existingSecret.key }}
+      path: dsn
+{{- with .Values.archive.caSecret }}
+{{- if .name }}
+- name: archive-ca
+  secret:
+    secretName: {{ .name }}
+    defaultMode: 288 # 0440: read-only for root and the group fsGroup
+    items:
+    - key: {{ .key }}
+      path: ca.crt
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- /*
+The pod security context of both Deployments. With the archive on, the Secret files are mode 0440
+owned by root and the group fsGroup, which the kubelet adds to the container's groups: without an
+fsGroup of its own, the pod gets the container's runAsGroup, else 65532 (the image's group).
+*/}}
+{{- define "paygate.podSecurityContext" -}}
+{{- $psc := deepCopy (default dict .Values.podSecurityContext) }}
+{{- if and .Values.archive.enabled (not (hasKey $psc "fsGroup")) }}
+{{- $group := 65532 }}
+{{- if and .Values.securityContext (hasKey .Values.securityContext "runAsGroup") }}
+{{- $group = .Values.securityContext.runAsGroup }}
+{{- else if hasKey $psc "runAsGroup" }}
+{{- $group = $psc.runAsGroup }}
+{{- end }}
+{{- $_ := set $psc "fsGroup" (int64 $group) }}
+{{- end }}
+{{- if $psc }}
+{{- toYaml $psc }}
+{{- end }}
+{{- end }}
