@@ -117,7 +117,7 @@ helm-lint: $(HELM) ## Lint and render the Helm chart (default values and every c
 
 .PHONY: kustomize-lint
 kustomize-lint: ## Render every kustomization (kubectl kustomize).
-	@for d in config/default config/samples; do kubectl kustomize $$d > /dev/null && echo "$$d renders"; done
+	@for d in config/default config/samples test/install/testdata/kustomize-archive; do kubectl kustomize $$d > /dev/null && echo "$$d renders"; done
 
 ##@ Build
 
