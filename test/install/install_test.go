@@ -5,7 +5,10 @@
 // values and with every ci/*-values.yaml, and the kustomize config/default, are rendered and every
 // object is applied with a server-side dry-run to a real kube-apiserver (test/testenv), which
 // must accept it without a warning. `helm lint --strict` runs for every value set, and
-// values.schema.json must refuse misspelt or mistyped values.
+// values.schema.json must refuse misspelt or mistyped values. With the history archive on (a
+// value set's archive.enabled, or config/default with the config/archive component), both
+// Deployments must carry its flags, Secret volume and mount; with it off, none of them
+// (archive_test.go).
 //
 // The helm binary comes from bin/ (`make helm`, a dependency of `make test`), or $HELM. Without
 // it the tests are skipped, except in CI (CI=true), where they fail.
@@ -79,6 +82,14 @@ func TestValuesSchemaRefusesTypos(t *testing.T) {
 		{name: "port out of range", values: "metrics:\n  port: 70000\n", want: "port"},
 		{name: "not a URL", values: "apiserver:\n  publicURL: pay.example.com\n", want: "publicURL"},
 		{name: "existing service account without a name", values: "serviceAccount:\n  create: false\n", want: "name"},
+		{name: "misspelt archive key", values: "archive:\n  retention:\n    paymnts: 24h\n", want: "paymnts"},
+		{name: "misspelt archive key in a --set", set: []string{"archive.existingSecrett.name=db"}, want: "existingSecrett"},
+		{name: "archive retention in days", values: "archive:\n  retention:\n    payments: 7d\n", want: "payments"},
+		{name: "archive interval not a duration", values: "archive:\n  interval: 5 minutes\n", want: "interval"},
+		{name: "archive interval of zero", set: []string{"archive.interval=0s"}, want: "interval"},
+		{name: "archive pool of zero", values: "archive:\n  maxConns:\n    manager: 0\n", want: "manager"},
+		{name: "archive batch size too large", values: "archive:\n  batchSize: 1000000\n", want: "batchSize"},
+		{name: "archive secret name not a name", values: "archive:\n  existingSecret:\n    name: My_Secret\n", want: "name"},
 	}
 	dir := t.TempDir()
 	for i, tc := range cases {
@@ -208,6 +219,14 @@ func TestInstallDryRun(t *testing.T) {
 				t.Errorf("helm install --dry-run=server printed no install notes:\n%s", out)
 			}
 
+			// The archive: flags, Secret volume and mount in both Deployments when on, none of
+			// them when off; the notes say which.
+			want := archiveWantFromValues(t, vs)
+			checkArchive(t, objs, want)
+			if note := map[bool]string{true: "History archive (PostgreSQL)", false: "The history archive is off"}[want.on]; !strings.Contains(out, note) {
+				t.Errorf("the install notes do not say %q:\n%s", note, out)
+			}
+
 			if vs.name == "default" {
 				// A release named paygate gives the object names of config/default (README).
 				requireObjects(t, objs, crdCount(t), slices.Concat(sharedObjects, []string{"Secret/paygate-checkout-key"})...)
@@ -229,6 +248,33 @@ func TestInstallDryRun(t *testing.T) {
 		dryRunApply(ctx, t, c, warnings, objs)
 		requireObjects(t, objs, crdCount(t), slices.Concat(sharedObjects, []string{
 			"Namespace/paygate-system", "ClusterRole/paygate-viewer", "ClusterRole/paygate-config-editor"})...)
+		checkArchive(t, objs, archiveWant{})
+	})
+
+	// config/default with the optional config/archive component (docs/deploy.md).
+	t.Run("kustomize/config/archive", func(t *testing.T) {
+		k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+		m, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(moduleRoot(t), "test", "install", "testdata", "kustomize-archive"))
+		if err != nil {
+			t.Fatalf("kustomize build config/default with config/archive: %v", err)
+		}
+		out, err := m.AsYaml()
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs := parse(t, out)
+		dryRunApply(ctx, t, c, warnings, objs)
+		requireObjects(t, objs, crdCount(t), sharedObjects...)
+		checkArchive(t, objs, archiveWant{
+			on: true, secret: "paygate-archive", key: "dsn",
+			managerArgs: []string{
+				"--archive-dsn-file=/etc/paygate/archive/dsn", "--archive-max-conns=8",
+				"--archive-payments-after=168h", "--archive-payouts-after=168h",
+				"--archive-invoices-after=168h", "--archive-webhook-deliveries-after=168h",
+				"--archive-interval=1m", "--archive-batch-size=100",
+			},
+			apiserverArgs: []string{"--archive-dsn-file=/etc/paygate/archive/dsn", "--archive-max-conns=8"},
+		})
 	})
 }
 
