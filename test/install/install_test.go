@@ -88,7 +88,7 @@ func TestValuesSchemaRefusesTypos(t *testing.T) {
 		{name: "archive interval not a duration", values: "archive:\n  interval: 5 minutes\n", want: "interval"},
 		{name: "archive interval of zero", set: []string{"archive.interval=0s"}, want: "interval"},
 		{name: "archive pool of zero", values: "archive:\n  maxConns:\n    manager: 0\n", want: "manager"},
-		{name: "archive batch size too large", values: "archive:\n  batchSize: 1000000\n", want: "batchSize"},
+		{name: "archive batch size too large", values: "archive:\n  batchSize: 1001\n", want: "batchSize"},
 		{name: "archive secret name not a name", values: "archive:\n  existingSecret:\n    name: My_Secret\n", want: "name"},
 	}
 	dir := t.TempDir()
