@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -30,6 +31,8 @@ type ArchiveStore interface {
 	Migrate(ctx context.Context) error
 	Archive(ctx context.Context, b archive.Batch) (archive.Result, error)
 	Count(ctx context.Context, kind archive.Kind) (int64, error)
+	ArchivedLive(ctx context.Context) ([]archive.LiveEntry, error)
+	ForgetLive(ctx context.Context, uids []string) error
 }
 
 // Retention is how long a terminal object of each kind stays in etcd before it is archived; 0
@@ -70,6 +73,13 @@ type Archiver struct {
 	// Namespace limits the archiver to one namespace ("" archives every namespace).
 	Namespace string
 	Log       logr.Logger
+	// Gate is the balance controller's (BalanceReconciler.Gate): commits wait for the balance
+	// passes reading the archive and the live objects, and the other way round.
+	Gate *sync.RWMutex
+	// Counted reports whether a balance may still count an archived object live (the payment
+	// ledger has it); default: the object is still in the client's view. The archiver forgets an
+	// object's archived_live entry once it is not.
+	Counted func(archive.LiveEntry) bool
 }
 
 // +kubebuilder:rbac:groups=paygate.dev,resources=payments;payouts;invoices;webhookdeliveries,verbs=get;list;watch;delete
@@ -194,6 +204,9 @@ func (a *Archiver) Pass(ctx context.Context) (PassResult, error) {
 			lag = max(0, now.Sub(since.Add(a.retentionOf(k))).Seconds())
 		}
 		metrics.ArchiveLag.WithLabelValues(string(k)).Set(lag)
+	}
+	if passErr == nil {
+		passErr = a.forgetGone(ctx)
 	}
 	a.countRows(ctx)
 	if passErr != nil {
@@ -374,7 +387,13 @@ func (a *Archiver) archiveBatch(ctx context.Context, units []archiveUnit, res *P
 			}
 		}
 	}
+	if a.Gate != nil {
+		a.Gate.Lock()
+	}
 	r, err := a.Store.Archive(ctx, b)
+	if a.Gate != nil {
+		a.Gate.Unlock()
+	}
 	if err != nil {
 		metrics.ArchiveErrors.WithLabelValues("archive").Inc()
 		return fmt.Errorf("archiving %d objects: %w", len(b.Payments)+len(b.Payouts)+len(b.Invoices)+len(b.WebhookDeliveries), err)
@@ -410,6 +429,53 @@ func (a *Archiver) deleteUnit(ctx context.Context, u archiveUnit, res *PassResul
 		}
 	}
 	return true
+}
+
+// forgetGone removes the archived_live entries of archived objects no balance can count live any
+// more: they left etcd and the manager's view.
+func (a *Archiver) forgetGone(ctx context.Context) error {
+	entries, err := a.Store.ArchivedLive(ctx)
+	if err != nil {
+		metrics.ArchiveErrors.WithLabelValues("forget").Inc()
+		return err
+	}
+	counted := a.Counted
+	if counted == nil {
+		counted = a.inView(ctx)
+	}
+	var gone []string
+	for _, e := range entries {
+		if a.Namespace != "" && e.Namespace != a.Namespace {
+			continue
+		}
+		if !counted(e) {
+			gone = append(gone, e.UID)
+		}
+	}
+	if err := a.Store.ForgetLive(ctx, gone); err != nil {
+		metrics.ArchiveErrors.WithLabelValues("forget").Inc()
+		return err
+	}
+	return nil
+}
+
+// inView reports whether an archived object is still in the client's view (an error counts as
+// yes: the entry stays, which only costs a lookup).
+func (a *Archiver) inView(ctx context.Context) func(archive.LiveEntry) bool {
+	return func(e archive.LiveEntry) bool {
+		var obj client.Object = &paygatev1.Payment{}
+		if e.Kind == archive.KindPayout {
+			obj = &paygatev1.Payout{}
+		}
+		err := a.Client.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.Name}, obj)
+		switch {
+		case apierrors.IsNotFound(err):
+			return false
+		case err != nil:
+			return true
+		}
+		return string(obj.GetUID()) == e.UID
+	}
 }
 
 func (a *Archiver) countRows(ctx context.Context) {

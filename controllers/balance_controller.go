@@ -7,10 +7,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -20,9 +26,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/archive"
+	"github.com/paygate/paygate/internal/metrics"
 )
 
 // Balance condition reasons (docs/ledger.md, Conditions). A pass that failed otherwise sets
@@ -33,12 +41,18 @@ const (
 	// ReasonArchiveUnreachable: the archive holds part of the ledger and cannot be read; the
 	// balance keeps its last value and decides no payout until it can.
 	ReasonArchiveUnreachable = "ArchiveUnreachable"
+	// ReasonLedgerDrift: a full recount found the incremental sums wrong (an event on the Balance).
+	ReasonLedgerDrift = "LedgerDrift"
 )
 
 // LedgerArchive is the archive's part of the ledgers (internal/archive's Store).
 type LedgerArchive interface {
-	LedgerView(ctx context.Context, namespace, merchant string, env paygatev1.Environment, paymentUIDs, payoutUIDs, payoutNames []string) (archive.LedgerView, error)
+	LedgerView(ctx context.Context, namespace, merchant string, env paygatev1.Environment, payoutNames []string) (archive.LedgerView, error)
 }
+
+// DefaultLedgerRecount is how often a merchant's balance is recounted from every live payment
+// to check the incremental sums.
+const DefaultLedgerRecount = 10 * time.Minute
 
 // BalanceReconciler keeps each merchant's Balance objects, one per environment, and is the single
 // writer of its ledger: it derives the balance from the merchant's payments and payouts on every
@@ -54,6 +68,19 @@ type BalanceReconciler struct {
 	// Archive, when the archive is on, holds the archived payments' and payouts' carried-forward
 	// sums (docs/archive.md); nil counts the live objects only.
 	Archive LedgerArchive
+	// Gate orders the archiver's commits against the passes' reads of the archive and the live
+	// objects (it is held for reading across a pass's reads): an object is counted live or
+	// carried forward, never both or neither. Nil without an archive.
+	Gate *sync.RWMutex
+	// RecountEvery is how often a merchant's payments are recounted in full to check the
+	// incremental sums (default DefaultLedgerRecount); a difference is drift: reported (a
+	// LedgerDrift Warning event and paygate_ledger_drift_total) and corrected.
+	RecountEvery time.Duration
+	Recorder     events.EventRecorder
+
+	payments *paymentLedger
+	mu       sync.Mutex
+	lastFull map[types.NamespacedName]time.Time
 }
 
 // +kubebuilder:rbac:groups=paygate.dev,resources=balances,verbs=get;list;watch;create;update;patch
@@ -64,8 +91,8 @@ type BalanceReconciler struct {
 // balanceScope is what one reconcile pass of a merchant's balances works on.
 type balanceScope struct {
 	merchant *paygatev1.Merchant
-	payments []paygatev1.Payment
-	payouts  []paygatev1.Payout
+	// full: this pass recounts every live payment and checks the incremental sums against it.
+	full bool
 }
 
 // Reconcile recomputes a merchant's balances; the request names the Merchant.
@@ -77,26 +104,52 @@ func (r *BalanceReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if !m.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	// Read-only: the sums never modify a payment, so the cache's objects are read without copies
-	// (the recount is O(payments) and runs once per settled payment).
-	var payments paygatev1.PaymentList
-	if err := r.List(ctx, &payments, client.InNamespace(m.Namespace), client.MatchingLabels{paygatev1.LabelMerchant: m.Name},
-		client.UnsafeDisableDeepCopy); err != nil {
-		return ctrl.Result{}, fmt.Errorf("listing payments: %w", err)
+	r.defaults()
+	if !r.payments.Synced() {
+		return ctrl.Result{RequeueAfter: 200 * time.Millisecond}, nil // the ledger has not seen every payment yet
 	}
-	// Payouts too are read without copies; the few a pass decides are copied before it writes them.
-	var payoutList paygatev1.PayoutList
-	if err := r.List(ctx, &payoutList, client.InNamespace(m.Namespace), client.MatchingLabels{paygatev1.LabelMerchant: m.Name},
-		client.UnsafeDisableDeepCopy); err != nil {
-		return ctrl.Result{}, fmt.Errorf("listing payouts: %w", err)
-	}
+	now := r.Clock.Now()
+	s := &balanceScope{merchant: m, full: r.fullRecountDue(req.NamespacedName, now)}
 	// Each environment's balance is its own object: one that cannot be written or summed does
 	// not hold back the other.
 	envSteps := make([]step[*balanceScope], 0, len(paygatev1.Environments))
 	for _, env := range paygatev1.Environments {
 		envSteps = append(envSteps, r.keepBalance(env))
 	}
-	return runSteps(ctx, &balanceScope{merchant: m, payments: payments.Items, payouts: payoutList.Items}, independent(envSteps...))
+	res, err := runSteps(ctx, s, independent(envSteps...))
+	if err == nil && s.full {
+		r.mu.Lock()
+		r.lastFull[req.NamespacedName] = now
+		r.mu.Unlock()
+	}
+	// Come back for the next full recount even when nothing changes.
+	return lowestRequeue(res, ctrl.Result{RequeueAfter: r.RecountEvery}), err
+}
+
+// defaults fills what SetupWithManager would have.
+func (r *BalanceReconciler) defaults() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.RecountEvery <= 0 {
+		r.RecountEvery = DefaultLedgerRecount
+	}
+	if r.lastFull == nil {
+		r.lastFull = map[types.NamespacedName]time.Time{}
+	}
+	if r.payments == nil {
+		r.payments = newPaymentLedger(func(string, string) {})
+	}
+}
+
+// fullRecountDue reports whether the merchant's last full recount is older than RecountEvery.
+func (r *BalanceReconciler) fullRecountDue(m types.NamespacedName, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	last, ok := r.lastFull[m]
+	return !ok || now.Sub(last) >= r.RecountEvery
 }
 
 // keepBalance is the step that derives and writes the merchant's Balance in env, then marks the
@@ -107,19 +160,15 @@ func (r *BalanceReconciler) keepBalance(env paygatev1.Environment) step[*balance
 		if err != nil || b == nil {
 			return ctrl.Result{}, err
 		}
-		arch, archErr := r.archivedLedger(ctx, s, env, b.Status.PayoutReservations)
-		var led Ledger
-		ledErr := archErr
-		if archErr == nil {
-			led, ledErr = ComputeLedger(s.merchant.Name, env, s.payments, s.payouts, b.Status.PayoutReservations, arch)
-		}
+		led, payouts, ledErr := r.ledger(ctx, s, b, env)
 		patch := newStatusPatch(r.Client, b, func(b *paygatev1.Balance) any { return &b.Status })
+		var unreachable *archiveError
 		switch {
 		case ledErr == nil:
 			b.Status.Currencies, b.Status.ObservedPayments = led.Status.Currencies, led.Status.ObservedPayments
 			b.Status.PayoutReservations = led.Status.PayoutReservations
 			setReady(&b.Status.Conditions, b.Generation, metav1.ConditionTrue, ReasonBalanceComputed, "Derived from the merchant's payments and payouts")
-		case archErr != nil:
+		case errors.As(ledErr, &unreachable):
 			setReady(&b.Status.Conditions, b.Generation, metav1.ConditionFalse, ReasonArchiveUnreachable,
 				"The archive cannot be read; the balance keeps its last value and decides no payout")
 		default:
@@ -135,42 +184,91 @@ func (r *BalanceReconciler) keepBalance(env paygatev1.Environment) step[*balance
 		if ledErr != nil {
 			return ctrl.Result{}, ledErr
 		}
-		return ctrl.Result{}, r.markPayouts(ctx, s, led)
+		return ctrl.Result{}, r.markPayouts(ctx, payouts, led)
 	}
 }
 
-// archivedLedger reads the archive's part of the merchant's ledger in env, asking about the live
-// terminal payments and payouts (the only ones the archive may already hold) and the reserved
-// payouts; nil when the archive is off.
-func (r *BalanceReconciler) archivedLedger(ctx context.Context, s *balanceScope, env paygatev1.Environment, held []paygatev1.PayoutReservation) (*archive.LedgerView, error) {
-	if r.Archive == nil {
-		return nil, nil
+// archiveError is an archive that cannot be read.
+type archiveError struct{ err error }
+
+func (e *archiveError) Error() string { return "reading the archived ledger: " + e.err.Error() }
+func (e *archiveError) Unwrap() error { return e.err }
+
+// ledger reads what the balance in env derives from, and derives it: the archive's part, the
+// live payments' sums (incremental, or a full recount that checks them) and the payouts, all
+// inside the gate, so that the archiver commits before or after these reads, never between them.
+func (r *BalanceReconciler) ledger(ctx context.Context, s *balanceScope, b *paygatev1.Balance, env paygatev1.Environment) (Ledger, []paygatev1.Payout, error) {
+	if r.Gate != nil {
+		r.Gate.RLock()
+		defer r.Gate.RUnlock()
 	}
-	var paymentUIDs, payoutUIDs, payoutNames []string
-	for i := range s.payments {
-		if p := &s.payments[i]; p.Spec.Environment == env && p.Terminal() {
-			paymentUIDs = append(paymentUIDs, string(p.UID))
+	m := s.merchant
+	var arch *archive.LedgerView
+	var skip map[string]bool
+	if r.Archive != nil {
+		held := make([]string, 0, len(b.Status.PayoutReservations))
+		for _, h := range b.Status.PayoutReservations {
+			held = append(held, h.Payout)
 		}
-	}
-	for i := range s.payouts {
-		if p := &s.payouts[i]; p.Spec.Environment == env && p.Terminal() {
-			payoutUIDs = append(payoutUIDs, string(p.UID))
+		v, err := r.Archive.LedgerView(ctx, m.Namespace, m.Name, env, held)
+		if err != nil {
+			return Ledger{}, nil, &archiveError{err}
 		}
+		arch, skip = &v, v.Payments
 	}
-	for _, h := range held {
-		payoutNames = append(payoutNames, h.Payout)
-	}
-	v, err := r.Archive.LedgerView(ctx, s.merchant.Namespace, s.merchant.Name, env, paymentUIDs, payoutUIDs, payoutNames)
+	sums, err := r.payments.Sums(m.Namespace, m.Name, env, skip)
 	if err != nil {
-		return nil, fmt.Errorf("reading the archived ledger: %w", err)
+		return Ledger{}, nil, err
 	}
-	return &v, nil
+	if s.full {
+		// Read-only: the sums never modify a payment, so the cache's objects are read without copies.
+		var payments paygatev1.PaymentList
+		if err := r.List(ctx, &payments, client.InNamespace(m.Namespace), client.MatchingLabels{paygatev1.LabelMerchant: m.Name},
+			client.UnsafeDisableDeepCopy); err != nil {
+			return Ledger{}, nil, fmt.Errorf("listing payments: %w", err)
+		}
+		recount, err := SumPayments(m.Name, env, payments.Items, skip)
+		if err != nil {
+			return Ledger{}, nil, err
+		}
+		if diff := sumsDiffer(sums, recount); diff != "" {
+			metrics.LedgerDrift.WithLabelValues(string(env)).Inc()
+			if r.Recorder != nil {
+				r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, ReasonLedgerDrift, "Recount",
+					"The incremental sums differed from a full recount (%s); the recount is kept", diff)
+			}
+			sums = recount
+		}
+	}
+	// Payouts are read without copies; the few a pass decides are copied before it writes them.
+	var payoutList paygatev1.PayoutList
+	if err := r.List(ctx, &payoutList, client.InNamespace(m.Namespace), client.MatchingLabels{paygatev1.LabelMerchant: m.Name},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return Ledger{}, nil, fmt.Errorf("listing payouts: %w", err)
+	}
+	led, err := computeLedger(m.Name, env, sums, payoutList.Items, b.Status.PayoutReservations, arch)
+	return led, payoutList.Items, err
+}
+
+// sumsDiffer describes how two payment sums differ ("" when they agree).
+func sumsDiffer(a, b PaymentSums) string {
+	if a.Observed != b.Observed {
+		return fmt.Sprintf("%d payments observed, %d recounted", a.Observed, b.Observed)
+	}
+	for _, m := range []struct{ x, y PaymentSums }{{a, b}, {b, a}} {
+		for c, n := range m.x.Counts {
+			if m.y.Counts[c] != n || m.x.Settled[c].Cmp(m.y.Settled[c]) != 0 {
+				return fmt.Sprintf("%s: %s in %d payments, recounted %s in %d", c, a.Settled[c], a.Counts[c], b.Settled[c], b.Counts[c])
+			}
+		}
+	}
+	return ""
 }
 
 // markPayouts writes, on each payout the pass decided, what the Balance now holds: reservedAt
 // for a reserved one (the payout controller disburses only those), failed INSUFFICIENT_BALANCE for
 // a rejected one.
-func (r *BalanceReconciler) markPayouts(ctx context.Context, s *balanceScope, led Ledger) error {
+func (r *BalanceReconciler) markPayouts(ctx context.Context, payouts []paygatev1.Payout, led Ledger) error {
 	if len(led.Reserve)+len(led.Mirror)+len(led.Reject) == 0 {
 		return nil
 	}
@@ -179,8 +277,8 @@ func (r *BalanceReconciler) markPayouts(ctx context.Context, s *balanceScope, le
 	}
 	now := metav1.NewMicroTime(r.Clock.Now())
 	byName := map[string]*paygatev1.Payout{}
-	for i := range s.payouts {
-		byName[s.payouts[i].Name] = &s.payouts[i]
+	for i := range payouts {
+		byName[payouts[i].Name] = &payouts[i]
 	}
 	var errs []error
 	mark := func(name string, change func(p *paygatev1.Payout)) {
@@ -241,36 +339,45 @@ func (r *BalanceReconciler) getOrCreateBalance(ctx context.Context, m *paygatev1
 	return b, nil
 }
 
-// SetupWithManager watches Merchants, their Balances, Payments and Payouts.
+// SetupWithManager watches Merchants, their Balances and Payouts, and the payment ledger, which
+// the Payment informer's events keep and which enqueues the merchant whose sums changed.
 func (r *BalanceReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.RecountEvery <= 0 {
+		r.RecountEvery = DefaultLedgerRecount
+	}
+	r.lastFull = map[types.NamespacedName]time.Time{}
+	var queue atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
+	r.payments = newPaymentLedger(func(namespace, merchant string) {
+		if q := queue.Load(); q != nil {
+			(*q).Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: merchant}})
+		}
+	})
+	ledgerSource := source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		queue.Store(&q)
+		informer, err := mgr.GetCache().GetInformer(ctx, &paygatev1.Payment{})
+		if err != nil {
+			return fmt.Errorf("getting the payment informer: %w", err)
+		}
+		reg, err := informer.AddEventHandler(r.payments.handler())
+		if err != nil {
+			return fmt.Errorf("watching payments for the ledger: %w", err)
+		}
+		r.payments.setSynced(reg.HasSynced)
+		return nil
+	})
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&paygatev1.Merchant{}).
 		Owns(&paygatev1.Balance{}).
-		Watches(&paygatev1.Payment{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
-			p := o.(*paygatev1.Payment)
-			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Spec.MerchantRef.Name}}}
-		}), builder.WithPredicates(balanceChanges)).
+		WatchesRawSource(ledgerSource).
 		Watches(&paygatev1.Payout{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 			p := o.(*paygatev1.Payout)
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Spec.MerchantRef.Name}}}
 		}), builder.WithPredicates(payoutLedgerChanges)).
 		Named("balance").
 		Complete(quietConflicts(r))
-}
-
-// balanceChanges lets through the payment events that can change a balance: a payment created or
-// deleted (the observed count), or one whose phase or net amount changed. Attempts, conditions
-// and push requests do not touch balances and cause no recount.
-var balanceChanges = predicate.Funcs{
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		old, okOld := e.ObjectOld.(*paygatev1.Payment)
-		cur, okNew := e.ObjectNew.(*paygatev1.Payment)
-		if !okOld || !okNew {
-			return true
-		}
-		return old.Status.Phase != cur.Status.Phase || old.Status.NetAmount != cur.Status.NetAmount ||
-			old.Spec.Environment != cur.Spec.Environment || old.Spec.Currency != cur.Spec.Currency
-	},
 }
 
 // payoutLedgerChanges lets through the payout events that can change a ledger: a payout created

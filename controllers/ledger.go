@@ -47,10 +47,70 @@ func ComputeLedger(merchant string, env paygatev1.Environment, payments []paygat
 	if arch == nil {
 		arch = &archive.LedgerView{}
 	}
+	sums, err := SumPayments(merchant, env, payments, arch.Payments)
+	if err != nil {
+		return Ledger{}, err
+	}
+	return computeLedger(merchant, env, sums, pos, held, arch)
+}
+
+// PaymentSums is what a merchant's live payments add to its balance in one environment.
+type PaymentSums struct {
+	// Observed counts the payments, whatever their phase.
+	Observed int64
+	// Settled and Counts are the net amounts and the number of the successful payments, by
+	// currency.
+	Settled map[paygatev1.CurrencyCode]money.Amount
+	Counts  map[paygatev1.CurrencyCode]int64
+}
+
+// SumPayments sums a merchant's payments in env, skipping the UIDs in skip (archived objects
+// still live, counted in carried_forward).
+func SumPayments(merchant string, env paygatev1.Environment, payments []paygatev1.Payment, skip map[string]bool) (PaymentSums, error) {
+	sums := PaymentSums{Settled: map[paygatev1.CurrencyCode]money.Amount{}, Counts: map[paygatev1.CurrencyCode]int64{}}
+	for i := range payments {
+		p := &payments[i]
+		if p.Spec.MerchantRef.Name != merchant || p.Spec.Environment != env || skip[string(p.UID)] {
+			continue
+		}
+		sums.Observed++
+		if p.Status.Phase != paygatev1.PaymentSuccess {
+			continue
+		}
+		net, err := netAmount(p)
+		if err != nil {
+			return PaymentSums{}, err
+		}
+		sums.Settled[p.Spec.Currency] = sums.Settled[p.Spec.Currency].Add(net)
+		sums.Counts[p.Spec.Currency]++
+	}
+	return sums, nil
+}
+
+// netAmount reads a successful payment's net amount.
+func netAmount(p *paygatev1.Payment) (money.Amount, error) {
+	net, err := money.ParseAmount(string(p.Status.NetAmount))
+	if err != nil {
+		return money.Amount{}, fmt.Errorf("payment %s has an unreadable net amount %q: %w", p.Name, p.Status.NetAmount, err)
+	}
+	return net, nil
+}
+
+// computeLedger is ComputeLedger over the sums of the live payments.
+func computeLedger(merchant string, env paygatev1.Environment, live PaymentSums, pos []paygatev1.Payout, held []paygatev1.PayoutReservation, arch *archive.LedgerView) (Ledger, error) {
+	if arch == nil {
+		arch = &archive.LedgerView{}
+	}
 	settled := map[paygatev1.CurrencyCode]money.Amount{}
 	counts := map[paygatev1.CurrencyCode]int64{}
 	paid := map[paygatev1.CurrencyCode]money.Amount{}
-	var observed int64
+	observed := live.Observed
+	for c, a := range live.Settled {
+		settled[c] = a
+	}
+	for c, n := range live.Counts {
+		counts[c] = n
+	}
 	for _, cf := range arch.Carried {
 		if cf.Merchant != merchant || cf.Environment != env {
 			continue
@@ -59,21 +119,6 @@ func ComputeLedger(merchant string, env paygatev1.Environment, payments []paygat
 		counts[cf.Currency] += cf.SettledPayments
 		paid[cf.Currency] = paid[cf.Currency].Add(cf.PaidOut)
 		observed += cf.Payments
-	}
-	for _, p := range payments {
-		if p.Spec.MerchantRef.Name != merchant || p.Spec.Environment != env || arch.Payments[string(p.UID)] {
-			continue
-		}
-		observed++
-		if p.Status.Phase != paygatev1.PaymentSuccess {
-			continue
-		}
-		net, err := money.ParseAmount(string(p.Status.NetAmount))
-		if err != nil {
-			return Ledger{}, fmt.Errorf("payment %s has an unreadable net amount %q: %w", p.Name, p.Status.NetAmount, err)
-		}
-		settled[p.Spec.Currency] = settled[p.Spec.Currency].Add(net)
-		counts[p.Spec.Currency]++
 	}
 
 	byName := map[string]*paygatev1.Payout{}

@@ -107,15 +107,17 @@ func CheckLedgers(ctx context.Context, reader client.Reader, arch LedgerCheckArc
 
 func checkBalance(ctx context.Context, b *paygatev1.Balance, payments []paygatev1.Payment, payouts []paygatev1.Payout, arch LedgerCheckArchive) ([]LedgerDifference, error) {
 	m, env := b.Spec.MerchantRef.Name, b.Spec.Environment
-	scope := &balanceScope{merchant: &paygatev1.Merchant{}, payments: payments, payouts: payouts}
-	scope.merchant.Namespace, scope.merchant.Name = b.Namespace, m
 	var view *archive.LedgerView
 	if arch != nil {
-		r := &BalanceReconciler{Archive: arch}
-		var err error
-		if view, err = r.archivedLedger(ctx, scope, env, b.Status.PayoutReservations); err != nil {
+		held := make([]string, 0, len(b.Status.PayoutReservations))
+		for _, h := range b.Status.PayoutReservations {
+			held = append(held, h.Payout)
+		}
+		v, err := arch.LedgerView(ctx, b.Namespace, m, env, held)
+		if err != nil {
 			return nil, err
 		}
+		view = &v
 	}
 	diff := func(c paygatev1.CurrencyCode, field, stored, computed string) LedgerDifference {
 		return LedgerDifference{Namespace: b.Namespace, Merchant: m, Environment: env, Currency: c, Field: field, Stored: stored, Computed: computed}

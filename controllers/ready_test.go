@@ -50,12 +50,12 @@ func TestBalanceReady(t *testing.T) {
 			Status:     paygatev1.PaymentStatus{Phase: paygatev1.PaymentSuccess, NetAmount: net},
 		}
 	}
-	c := fake.NewClientBuilder().WithScheme(kube.Scheme()).WithStatusSubresource(&paygatev1.Balance{}).WithObjects(m,
-		// Sandbox is summed first: its unreadable payment must not keep production from its balance.
-		payment("trx-bad", paygatev1.EnvironmentSandbox, "not-a-number"),
-		payment("trx-good", paygatev1.EnvironmentProduction, "97.50"),
-	).Build()
+	// Sandbox is summed first: its unreadable payment must not keep production from its balance.
+	bad, good := payment("trx-bad", paygatev1.EnvironmentSandbox, "not-a-number"), payment("trx-good", paygatev1.EnvironmentProduction, "97.50")
+	bad.UID, good.UID = "uid-bad", "uid-good"
+	c := fake.NewClientBuilder().WithScheme(kube.Scheme()).WithStatusSubresource(&paygatev1.Balance{}).WithObjects(m, bad, good).Build()
 	r := &BalanceReconciler{Client: c}
+	seedLedger(r, bad, good)
 	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(m)}); err == nil {
 		t.Fatal("an unreadable payment: no error")
 	}

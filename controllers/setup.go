@@ -4,13 +4,17 @@
 package controllers
 
 import (
+	"context"
 	"fmt"
+	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
+	"github.com/paygate/paygate/internal/archive"
 	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/webhook"
 )
@@ -47,6 +51,9 @@ type Options struct {
 	ArchiveInterval time.Duration
 	// ArchiveBatchSize bounds the objects of one archive transaction (default 100).
 	ArchiveBatchSize int
+	// LedgerRecount is how often each merchant's balance is recounted from every live payment to
+	// check the incremental sums (default DefaultLedgerRecount).
+	LedgerRecount time.Duration
 }
 
 // WebhookOptions configure webhook delivery.
@@ -90,16 +97,8 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 	}).SetupWithManager(mgr, opts.PaymentConcurrency); err != nil {
 		return fmt.Errorf("setting up the payment controller: %w", err)
 	}
-	balances := &BalanceReconciler{Client: mgr.GetClient(), Clock: opts.Clock}
-	if opts.Archive != nil {
-		balances.Archive = opts.Archive
-		if err := mgr.Add(&Archiver{
-			Client: mgr.GetClient(), Store: opts.Archive, Clock: opts.Clock, Retention: opts.ArchiveRetention,
-			Interval: opts.ArchiveInterval, BatchSize: opts.ArchiveBatchSize, Log: mgr.GetLogger().WithName("archiver"),
-		}); err != nil {
-			return fmt.Errorf("adding the archiver: %w", err)
-		}
-	}
+	balances := &BalanceReconciler{Client: mgr.GetClient(), Clock: opts.Clock, RecountEvery: opts.LedgerRecount,
+		Recorder: mgr.GetEventRecorder("balance-controller")}
 	if err := balances.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the balance controller: %w", err)
 	}
@@ -108,6 +107,23 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 		Clock: opts.Clock, PollInterval: opts.PollInterval, AmbiguousAfter: opts.PayoutAmbiguousAfter, CallbackURL: opts.CallbackURL,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the payout controller: %w", err)
+	}
+	if opts.Archive != nil {
+		balances.Archive, balances.Gate = opts.Archive, &sync.RWMutex{}
+		a := &Archiver{
+			Client: mgr.GetClient(), Store: opts.Archive, Clock: opts.Clock, Retention: opts.ArchiveRetention,
+			Interval: opts.ArchiveInterval, BatchSize: opts.ArchiveBatchSize, Log: mgr.GetLogger().WithName("archiver"),
+			Gate: balances.Gate,
+		}
+		a.Counted = func(e archive.LiveEntry) bool {
+			if e.Kind == archive.KindPayment {
+				return balances.payments.Has(types.UID(e.UID))
+			}
+			return a.inView(context.Background())(e)
+		}
+		if err := mgr.Add(a); err != nil {
+			return fmt.Errorf("adding the archiver: %w", err)
+		}
 	}
 	if err := metrics.RegisterPayoutsAmbiguous(mgr.GetCache()); err != nil {
 		return fmt.Errorf("registering the ambiguous payouts metric: %w", err)

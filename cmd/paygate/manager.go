@@ -51,6 +51,7 @@ type managerOptions struct {
 	archiveRetention controllers.Retention
 	archiveInterval  time.Duration
 	archiveBatchSize int
+	ledgerRecount    time.Duration
 }
 
 func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProbe string) {
@@ -76,6 +77,7 @@ func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProb
 	fs.DurationVar(&o.archiveRetention.WebhookDeliveries, "archive-webhook-deliveries-after", controllers.DefaultRetention, "How long a finished webhook delivery stays in etcd before it is archived; 0 keeps them in etcd (those of an archived object leave with it).")
 	fs.DurationVar(&o.archiveInterval, "archive-interval", time.Minute, "Pause between archiver passes.")
 	fs.IntVar(&o.archiveBatchSize, "archive-batch-size", 100, "Most objects archived in one transaction.")
+	fs.DurationVar(&o.ledgerRecount, "ledger-recount-interval", controllers.DefaultLedgerRecount, "How often each merchant's balance is recounted from every live payment to check the incremental sums.")
 	o.zapOptions.BindFlags(fs)
 }
 
@@ -89,6 +91,8 @@ func (o *managerOptions) validateArchive() error {
 		return fmt.Errorf("--archive-interval must be at least 1s")
 	case o.archiveBatchSize < 1 || o.archiveBatchSize > 1000:
 		return fmt.Errorf("--archive-batch-size must be between 1 and 1000")
+	case o.ledgerRecount < time.Second:
+		return fmt.Errorf("--ledger-recount-interval must be at least 1s")
 	}
 	return nil
 }
@@ -181,6 +185,7 @@ func newManager(cfg *rest.Config, opts managerOptions, store *archive.Store) (ct
 			AllowPrivateSandbox: opts.webhookAllowPrivate, BrandWord: opts.brandWord,
 		},
 		ArchiveRetention: opts.archiveRetention, ArchiveInterval: opts.archiveInterval, ArchiveBatchSize: opts.archiveBatchSize,
+		LedgerRecount: opts.ledgerRecount,
 	}
 	if store != nil {
 		copts.Archive = store

@@ -59,7 +59,7 @@ func TestMigrateFromEmptyIsIdempotentAndConcurrent(t *testing.T) {
 	if err := s.Migrate(ctx(t)); err != nil { // again: nothing to do
 		t.Fatal(err)
 	}
-	if v, err := s.SchemaVersion(ctx(t)); err != nil || v != 1 {
+	if v, err := s.SchemaVersion(ctx(t)); err != nil || v != 2 {
 		t.Fatalf("migrated database: version %d, %v", v, err)
 	}
 	for _, k := range Kinds {
@@ -83,7 +83,7 @@ func TestMigrateFromEmptyIsIdempotentAndConcurrent(t *testing.T) {
 		}
 		idx = append(idx, n)
 	}
-	for _, want := range []string{"payments_list", "payments_list_phase", "payments_reference", "payments_name", "payouts_list", "invoices_list", "invoices_subscription", "webhook_deliveries_event", "carried_forward_pkey"} {
+	for _, want := range []string{"payments_list", "payments_list_phase", "payments_reference", "payments_name", "payouts_list", "invoices_list", "invoices_subscription", "webhook_deliveries_event", "carried_forward_pkey", "archived_live_merchant"} {
 		if !slices.Contains(idx, want) {
 			t.Errorf("index %s missing: %v", want, idx)
 		}
@@ -650,5 +650,57 @@ func TestDatabaseDownReturnsErrors(t *testing.T) {
 			t.Errorf("%s: a down database reads as not found: %v", name, err)
 		}
 		t.Logf("%s (%v): %v", name, time.Since(start).Round(time.Millisecond), err)
+	}
+}
+
+func TestLedgerViewAndArchivedLive(t *testing.T) {
+	s := newStore(t)
+	paid := payment(1, "duka", paygatev1.EnvironmentSandbox, "TZS", paygatev1.PaymentSuccess, "1000", "975.00", 1)
+	failed := payment(2, "duka", paygatev1.EnvironmentSandbox, "TZS", paygatev1.PaymentFailed, "1000", "", 2)
+	other := payment(3, "kahawa", paygatev1.EnvironmentSandbox, "TZS", paygatev1.PaymentSuccess, "500", "487.50", 3)
+	po := payout(1, "duka", paygatev1.EnvironmentSandbox, "TZS", paygatev1.PayoutSuccess, "300", 1)
+	if _, err := s.Archive(ctx(t), Batch{Payments: []paygatev1.Payment{paid, failed, other}, Payouts: []paygatev1.Payout{po}}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.LedgerView(ctx(t), paid.Namespace, "duka", paygatev1.EnvironmentSandbox, []string{po.Name, "never-archived"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Carried) != 1 || !v.Carried[0].Settled.Equal(money.MustParseAmount("975")) || !v.Carried[0].PaidOut.Equal(money.MustParseAmount("300")) || v.Carried[0].Payments != 2 {
+		t.Fatalf("carried = %+v", v.Carried)
+	}
+	// Archived and not yet deleted from etcd: every one of the merchant's, and only those.
+	if !v.Payments[string(paid.UID)] || !v.Payments[string(failed.UID)] || v.Payments[string(other.UID)] || len(v.Payments) != 2 {
+		t.Fatalf("live payments = %v", v.Payments)
+	}
+	if !v.Payouts[string(po.UID)] || len(v.Payouts) != 1 {
+		t.Fatalf("live payouts = %v", v.Payouts)
+	}
+	if !v.PayoutNames[po.Name] || v.PayoutNames["never-archived"] {
+		t.Fatalf("payout names = %v", v.PayoutNames)
+	}
+	entries, err := s.ArchivedLive(ctx(t))
+	if err != nil || len(entries) != 4 {
+		t.Fatalf("archived_live = %v, %v", entries, err)
+	}
+	// Forgotten once gone from etcd; archiving again (a pass that stopped before its deletes)
+	// records it again, and counts nothing twice.
+	if err := s.ForgetLive(ctx(t), []string{string(paid.UID), string(po.UID)}); err != nil {
+		t.Fatal(err)
+	}
+	v, err = s.LedgerView(ctx(t), paid.Namespace, "duka", paygatev1.EnvironmentSandbox, nil)
+	if err != nil || len(v.Payments) != 1 || len(v.Payouts) != 0 || len(v.PayoutNames) != 0 {
+		t.Fatalf("after forgetting: %+v, %v", v, err)
+	}
+	if _, err := s.ArchivePayments(ctx(t), []paygatev1.Payment{paid}); err != nil {
+		t.Fatal(err)
+	}
+	v, err = s.LedgerView(ctx(t), paid.Namespace, "duka", paygatev1.EnvironmentSandbox, nil)
+	if err != nil || !v.Payments[string(paid.UID)] || !v.Carried[0].Settled.Equal(money.MustParseAmount("975")) {
+		t.Fatalf("after archiving again: %+v, %v", v, err)
+	}
+	checkSums(t, s)
+	if err := s.ForgetLive(ctx(t), nil); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -340,33 +340,43 @@ FROM payouts GROUP BY 1, 2, 3, 4`)
 }
 
 // LedgerView is the archive's part of one merchant's ledger in one environment, read in one
-// snapshot: what the archived objects carry forward, and which of the live objects the archive
-// already holds (an archiver stopped between its commit and its delete), so that the balance
-// counts each object exactly once, whatever the archiver commits meanwhile.
+// snapshot: what the archived objects carry forward, and which archived objects may still be in
+// etcd (archived_live: committed, not yet seen deleted), so that the balance counts each object
+// exactly once, whatever the archiver commits meanwhile.
 type LedgerView struct {
 	// Carried is the carried-forward entry of each currency.
 	Carried []CarriedForward
-	// Payments and Payouts are the UIDs, among those asked about, that are archived.
+	// Payments and Payouts are the UIDs of the merchant's archived objects that may still be live.
 	Payments, Payouts map[string]bool
 	// PayoutNames are the payout names, among those asked about, that are archived.
 	PayoutNames map[string]bool
 }
 
 // LedgerView reads, in one read-only repeatable-read transaction, the carried-forward entries
-// of a merchant in env and which of the given payment UIDs, payout UIDs and payout names are
-// archived. The balance controller calls it with the live terminal objects it sums and the
-// payouts its reservations name.
-func (s *Store) LedgerView(ctx context.Context, namespace, merchant string, env paygatev1.Environment, paymentUIDs, payoutUIDs, payoutNames []string) (LedgerView, error) {
-	var v LedgerView
+// of a merchant in env, its archived_live entries, and which of payoutNames (the payouts its
+// reservations name) are archived. Its cost does not depend on how many objects are archived
+// or live.
+func (s *Store) LedgerView(ctx context.Context, namespace, merchant string, env paygatev1.Environment, payoutNames []string) (LedgerView, error) {
+	v := LedgerView{Payments: map[string]bool{}, Payouts: map[string]bool{}}
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var err error
 		if v.Carried, err = carriedForwardIn(ctx, tx, " WHERE namespace = $1 AND merchant = $2 AND environment = $3", namespace, merchant, string(env)); err != nil {
 			return err
 		}
-		if v.Payments, err = column(ctx, tx, "SELECT uid FROM payments WHERE uid = ANY($1)", paymentUIDs); err != nil {
+		rows, err := tx.Query(ctx, "SELECT uid, kind FROM archived_live WHERE namespace = $1 AND merchant = $2 AND environment = $3",
+			namespace, merchant, string(env))
+		if err != nil {
 			return err
 		}
-		if v.Payouts, err = column(ctx, tx, "SELECT uid FROM payouts WHERE uid = ANY($1)", payoutUIDs); err != nil {
+		var uid, kind string
+		if _, err := pgx.ForEachRow(rows, []any{&uid, &kind}, func() error {
+			if Kind(kind) == KindPayout {
+				v.Payouts[uid] = true
+			} else {
+				v.Payments[uid] = true
+			}
+			return nil
+		}); err != nil {
 			return err
 		}
 		v.PayoutNames, err = column(ctx, tx, "SELECT name FROM payouts WHERE namespace = $2 AND name = ANY($1)", payoutNames, namespace)
@@ -376,6 +386,43 @@ func (s *Store) LedgerView(ctx context.Context, namespace, merchant string, env 
 		return LedgerView{}, fmt.Errorf("archive: reading the ledger of %s/%s in %s: %w", namespace, merchant, env, err)
 	}
 	return v, nil
+}
+
+// LiveEntry is an archived object that may still be in etcd.
+type LiveEntry struct {
+	UID, Namespace, Name string
+	Kind                 Kind
+}
+
+// ArchivedLive lists every archived_live entry (the archiver checks which objects are gone).
+func (s *Store) ArchivedLive(ctx context.Context) ([]LiveEntry, error) {
+	rows, err := s.pool.Query(ctx, "SELECT uid, kind, namespace, name FROM archived_live ORDER BY uid")
+	if err != nil {
+		return nil, fmt.Errorf("archive: reading archived_live: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (LiveEntry, error) {
+		var e LiveEntry
+		var kind string
+		err := row.Scan(&e.UID, &kind, &e.Namespace, &e.Name)
+		e.Kind = Kind(kind)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("archive: reading archived_live: %w", err)
+	}
+	return out, nil
+}
+
+// ForgetLive removes archived_live entries: their objects are gone from etcd and from every
+// balance's view.
+func (s *Store) ForgetLive(ctx context.Context, uids []string) error {
+	if len(uids) == 0 {
+		return nil
+	}
+	if _, err := s.pool.Exec(ctx, "DELETE FROM archived_live WHERE uid = ANY($1)", uids); err != nil {
+		return fmt.Errorf("archive: forgetting archived_live entries: %w", err)
+	}
+	return nil
 }
 
 // column runs a query of one text column over a list and returns the values as a set; an empty

@@ -141,9 +141,21 @@ func archiveTx(ctx context.Context, tx pgx.Tx, recs []*record, res *Result) erro
 		}
 		res.Refreshed[r.kind]++
 	}
+	live := &pgx.Batch{}
 	for _, r := range recs {
 		if !archivedBefore[r] && r.contrib != nil {
 			add(r.contrib) // inserted by this transaction: counted once, here
+		}
+		if r.contrib != nil {
+			// Its object is still in etcd until the archiver deletes it: balances skip it there.
+			live.Queue(`INSERT INTO archived_live (uid, kind, namespace, name, merchant, environment)
+VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (uid) DO NOTHING`,
+				r.uid, string(r.kind), r.namespace, r.name, r.contrib.key.Merchant, string(r.contrib.key.Environment))
+		}
+	}
+	if live.Len() > 0 {
+		if err := tx.SendBatch(ctx, live).Close(); err != nil {
+			return fmt.Errorf("archive: recording archived objects still in etcd: %w", err)
 		}
 	}
 

@@ -47,3 +47,12 @@ var (
 func init() {
 	crmetrics.Registry.MustRegister(ArchivedObjects, ArchiveDeletes, ArchiveLag, ArchiveRows, ArchiveErrors, ArchivePasses)
 }
+
+// LedgerDrift counts full recounts that found a balance's incremental payment sums wrong (they
+// are corrected), by environment. It should stay 0.
+var LedgerDrift = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "paygate_ledger_drift_total",
+	Help: "Full recounts that found a balance's incremental payment sums different (then corrected), by environment; should stay 0.",
+}, []string{"environment"})
+
+func init() { crmetrics.Registry.MustRegister(LedgerDrift) }
