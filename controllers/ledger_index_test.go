@@ -91,7 +91,7 @@ func TestPaymentLedgerSums(t *testing.T) {
 		}
 	}
 	check(sums(), 3, "975.01", 2)
-	check(sums("a"), 2, "0.01", 1)           // an archived payment still live counts in carried_forward
+	check(sums("a"), 2, "0.01", 1)          // an archived payment still live counts in carried_forward
 	check(sums("a", "b", "zzz"), 1, "0", 0) // unknown UIDs change nothing
 	if _, ok := sums("a", "b").Settled["TZS"]; ok {
 		t.Fatal("a currency with no counted payment must not appear (a full recount shows none)")

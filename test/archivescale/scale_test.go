@@ -454,4 +454,3 @@ func waitSettledPayments(t *testing.T, k client.Client, ns, merchant string, wan
 		time.Sleep(2 * time.Millisecond)
 	}
 }
-
