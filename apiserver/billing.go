@@ -4,6 +4,7 @@
 package apiserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/archive"
 	"github.com/paygate/paygate/internal/billing"
 	"github.com/paygate/paygate/internal/eligibility"
 	"github.com/paygate/paygate/internal/money"
@@ -598,17 +600,39 @@ func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) {
 		return inv.Spec.MerchantRef.Name != c.merchant.Name || inv.Spec.Environment != c.env ||
 			(subName != "" && inv.Spec.SubscriptionRef.Name != subName) || (status != "" && string(inv.Phase()) != status)
 	})
-	// Newest first; then by subscription and latest period, so pages are stable.
-	slices.SortFunc(items, func(a, b paygatev1.Invoice) int {
-		if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
-			return c
+	k := listKind[paygatev1.Invoice]{
+		kind:     archive.KindInvoice,
+		uid:      func(inv *paygatev1.Invoice) string { return string(inv.UID) },
+		terminal: (*paygatev1.Invoice).Terminal,
+		compare:  compareInvoices,
+	}
+	if status == "" || status == string(paygatev1.InvoicePaid) || status == string(paygatev1.InvoiceVoid) { // archived invoices are paid or void
+		k.archived = func(ctx context.Context, limit, offset int) (archive.Page[paygatev1.Invoice], error) {
+			return s.opts.Archive.ListInvoices(ctx, archive.InvoiceFilter{Namespace: c.merchant.Namespace, Merchant: c.merchant.Name,
+				Environment: c.env, Phase: paygatev1.InvoicePhase(status), Subscription: subName}, limit, offset)
 		}
-		if c := strings.Compare(a.Spec.SubscriptionRef.Name, b.Spec.SubscriptionRef.Name); c != 0 {
-			return c
-		}
-		return int(b.Spec.Period - a.Spec.Period)
-	})
-	writePage(s, w, "invoice", items, limit, offset, invoiceRecord)
+	}
+	page, total, err := mergedPage(ctx, s, k, items, limit, offset)
+	if err != nil {
+		s.serverError("Listing invoices", err).write(w)
+		return
+	}
+	writeItems(s, w, "invoice", page, limit, offset, total, invoiceRecord)
+}
+
+// compareInvoices is the invoice list's order (archive.InvoiceOrder): newest first, then by
+// subscription and latest period, then by UID, so pages are stable.
+func compareInvoices(a, b *paygatev1.Invoice) int {
+	if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Spec.SubscriptionRef.Name, b.Spec.SubscriptionRef.Name); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.Spec.Period, a.Spec.Period); c != 0 {
+		return c
+	}
+	return strings.Compare(string(a.UID), string(b.UID))
 }
 
 // ---- Lists ----

@@ -44,7 +44,13 @@ func errorResponse(e *APIError) response {
 	return r
 }
 
+// serverError logs err and answers 500 SERVER_ERROR; or, when err is the archive failing to
+// answer a read the request needs, 503 SERVICE_UNAVAILABLE (errArchiveUnavailable).
 func (s *Server) serverError(what string, err error) response {
+	if isArchiveError(err) {
+		s.opts.Log.Error(err, what+": the archive cannot be read")
+		return errorResponse(errArchiveUnavailable)
+	}
 	s.opts.Log.Error(err, what)
 	return errorResponse(&APIError{Status: http.StatusInternalServerError, Label: LabelServerError, Message: "An internal error occurred; retry the request."})
 }

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/archive"
 	"github.com/paygate/paygate/internal/eligibility"
 	"github.com/paygate/paygate/internal/index"
 	"github.com/paygate/paygate/internal/names"
@@ -108,11 +109,16 @@ func (s *Server) doCreate(ctx context.Context, idemKey string, legacy bool) resp
 	if idemKey != "" {
 		p.Annotations = map[string]string{annotationIdempotencyKey: idemKey}
 	}
-	if err := s.opts.Writer.Create(ctx, p); err != nil {
+	// The name derives from ref_trx: a payment with it, live or archived, makes this request a
+	// duplicate (or a replay of its own create), never a second payment.
+	if err := createOnce(ctx, s, p, "payments", "get_payment", s.archiveGetPayment); err != nil {
 		if !apierrors.IsAlreadyExists(err) {
 			return s.serverError("Creating a payment", err)
 		}
 		existing, err := s.payment(ctx, c, p.Name, false)
+		if isArchiveError(err) {
+			return s.serverError("Reading a payment", err)
+		}
 		if err != nil || existing == nil || idemKey == "" || existing.Annotations[annotationIdempotencyKey] != idemKey {
 			return errorResponse(&APIError{Status: http.StatusConflict, Label: LabelDuplicateReference,
 				Message: "Transaction reference already exists.", Errors: map[string][]string{"ref_trx": {"The ref_trx has already been used."}}})
@@ -199,17 +205,28 @@ func (s *Server) eligibleGateways(ctx context.Context, reader client.Reader, c *
 }
 
 // payment reads one of the caller's payments: from the cache, falling back to a live read right
-// after our own write (read-your-writes), or live only when asked (after a write conflict). A
-// payment of another merchant or environment is not found.
+// after our own write (read-your-writes), or live only when asked (after a write conflict); then
+// from the archive, where settled payments go once they are old enough. A payment of another
+// merchant or environment is not found. An archived payment is terminal: a push on it is
+// refused as on a live settled one, and it is never written.
 func (s *Server) payment(ctx context.Context, c *caller, trxID string, live bool) (*paygatev1.Payment, error) {
 	if !trxIDPattern.MatchString(trxID) {
 		return nil, nil // not a name Paygate issues: no such payment
 	}
 	p := &paygatev1.Payment{}
-	if found, err := s.read(ctx, c, trxID, p, live); err != nil || !found {
+	found, err := s.read(ctx, c, trxID, p, live)
+	if err != nil {
 		return nil, err
 	}
-	return p, nil
+	if found {
+		return p, nil
+	}
+	return archivedObject[paygatev1.Payment](ctx, s, c, "get_payment", trxID, s.archiveGetPayment)
+}
+
+// archiveGetPayment is Archive.GetPayment (the archive is set when it is called).
+func (s *Server) archiveGetPayment(ctx context.Context, namespace, name string) (*paygatev1.Payment, error) {
+	return s.opts.Archive.GetPayment(ctx, namespace, name)
 }
 
 func (s *Server) getPayment(w http.ResponseWriter, r *http.Request) {
@@ -256,14 +273,36 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 		}
 		items = append(items, p)
 	}
-	// Newest first; the name breaks ties so pages are stable.
-	slices.SortFunc(items, func(a, b paygatev1.Payment) int {
-		if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
-			return c
+	k := listKind[paygatev1.Payment]{
+		kind:     archive.KindPayment,
+		uid:      func(p *paygatev1.Payment) string { return string(p.UID) },
+		terminal: (*paygatev1.Payment).Terminal,
+		compare:  comparePayments,
+	}
+	if status != string(paygatev1.PaymentPending) { // archived payments are settled
+		k.archived = func(ctx context.Context, limit, offset int) (archive.Page[paygatev1.Payment], error) {
+			return s.opts.Archive.ListPayments(ctx, archive.PaymentFilter{Namespace: c.merchant.Namespace, Merchant: c.merchant.Name,
+				Environment: c.env, Phase: paygatev1.PaymentPhase(status), MerchantReference: ref}, limit, offset)
 		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	writePage(s, w, "payment", items, limit, offset, s.paymentRecord)
+	}
+	page, total, err := mergedPage(r.Context(), s, k, items, limit, offset)
+	if err != nil {
+		s.serverError("Listing payments", err).write(w)
+		return
+	}
+	writeItems(s, w, "payment", page, limit, offset, total, s.paymentRecord)
+}
+
+// comparePayments is the payment list's order (archive.PaymentOrder): newest first, then by
+// name (trx_id), then by UID, so pages are stable.
+func comparePayments(a, b *paygatev1.Payment) int {
+	if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Name, b.Name); c != 0 {
+		return c
+	}
+	return strings.Compare(string(a.UID), string(b.UID))
 }
 
 func queryInt(v validation, raw, name string, def, lo, hi int) int {

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/archive"
 	"github.com/paygate/paygate/internal/events"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/names"
@@ -116,7 +117,15 @@ func (s *Server) doCreatePayout(ctx context.Context, idemKey string) response {
 	if idemKey != "" {
 		p.Annotations = map[string]string{annotationIdempotencyKey: idemKey}
 	}
-	if err := s.opts.Writer.Create(ctx, p); err != nil {
+	// With an Idempotency-Key the id is deterministic: a payout with it, live or archived, is
+	// this request's own (a retry), never to be created twice. Without a key the id is random.
+	var err error
+	if idemKey != "" {
+		err = createOnce(ctx, s, p, "payouts", "get_payout", s.archiveGetPayout)
+	} else {
+		err = s.opts.Writer.Create(ctx, p)
+	}
+	if err != nil {
 		if !apierrors.IsAlreadyExists(err) || idemKey == "" {
 			return s.serverError("Creating a payout", err)
 		}
@@ -231,17 +240,27 @@ func (s *Server) availableBalance(ctx context.Context, c *caller, cur money.Curr
 	return money.Amount{}, nil
 }
 
-// payout reads one of the caller's payouts (cache first, then live; live only when asked). A
-// payout of another merchant or environment, or an id that is not a UUID, is not found.
+// payout reads one of the caller's payouts (cache first, then live; live only when asked; then
+// the archive, where settled payouts go once they are old enough). A payout of another merchant
+// or environment, or an id that is not a UUID, is not found.
 func (s *Server) payout(ctx context.Context, c *caller, id string, live bool) (*paygatev1.Payout, error) {
 	if !payoutIDPattern.MatchString(id) {
 		return nil, nil
 	}
 	p := &paygatev1.Payout{}
-	if found, err := s.read(ctx, c, id, p, live); err != nil || !found {
+	found, err := s.read(ctx, c, id, p, live)
+	if err != nil {
 		return nil, err
 	}
-	return p, nil
+	if found {
+		return p, nil
+	}
+	return archivedObject[paygatev1.Payout](ctx, s, c, "get_payout", id, s.archiveGetPayout)
+}
+
+// archiveGetPayout is Archive.GetPayout (the archive is set when it is called).
+func (s *Server) archiveGetPayout(ctx context.Context, namespace, name string) (*paygatev1.Payout, error) {
+	return s.opts.Archive.GetPayout(ctx, namespace, name)
 }
 
 func (s *Server) getPayout(w http.ResponseWriter, r *http.Request) {
@@ -276,14 +295,36 @@ func (s *Server) listPayouts(w http.ResponseWriter, r *http.Request) {
 			items = append(items, p)
 		}
 	}
-	// Newest first; the id breaks ties so pages are stable.
-	slices.SortFunc(items, func(a, b paygatev1.Payout) int {
-		if c := b.Spec.CreatedAt.Compare(a.Spec.CreatedAt.Time); c != 0 {
-			return c
+	k := listKind[paygatev1.Payout]{
+		kind:     archive.KindPayout,
+		uid:      func(p *paygatev1.Payout) string { return string(p.UID) },
+		terminal: (*paygatev1.Payout).Terminal,
+		compare:  comparePayouts,
+	}
+	if status == "" || status == string(paygatev1.PayoutSuccess) || status == string(paygatev1.PayoutFailed) { // archived payouts are terminal
+		k.archived = func(ctx context.Context, limit, offset int) (archive.Page[paygatev1.Payout], error) {
+			return s.opts.Archive.ListPayouts(ctx, archive.PayoutFilter{Namespace: c.merchant.Namespace, Merchant: c.merchant.Name,
+				Environment: c.env, Phase: paygatev1.PayoutPhase(status)}, limit, offset)
 		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	writePage(s, w, "payout", items, limit, offset, payoutRecord)
+	}
+	page, total, err := mergedPage(r.Context(), s, k, items, limit, offset)
+	if err != nil {
+		s.serverError("Listing payouts", err).write(w)
+		return
+	}
+	writeItems(s, w, "payout", page, limit, offset, total, payoutRecord)
+}
+
+// comparePayouts is the payout list's order (archive.PayoutOrder): newest first by
+// spec.createdAt, then by id, then by UID, so pages are stable.
+func comparePayouts(a, b *paygatev1.Payout) int {
+	if c := b.Spec.CreatedAt.Compare(a.Spec.CreatedAt.Time); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Name, b.Name); c != 0 {
+		return c
+	}
+	return strings.Compare(string(a.UID), string(b.UID))
 }
 
 // payoutRecord is the payout as the API shows it (docs/api.md, Payouts): the same record its

@@ -60,6 +60,10 @@ type Options struct {
 	// connection is closed (default DefaultReadHeaderTimeout); it bounds slow clients that hold
 	// connections open by trickling headers. Used by Start.
 	ReadHeaderTimeout time.Duration
+	// Archive holds the settled objects moved out of etcd (docs/archive.md): reads, lists and
+	// replays of creates fall back to it. nil: no archive, every read is live. A nil
+	// *archive.Store counts as nil, so `opts.Archive = store` is right with or without one.
+	Archive Archive
 	// Log receives structured logs.
 	Log logr.Logger
 }
@@ -99,6 +103,7 @@ func New(opts Options) *Server {
 		opts.PublicURL = "http://127.0.0.1:8443"
 	}
 	opts.Site = opts.Site.withDefaults(opts.PublicURL)
+	opts.Archive = noArchive(opts.Archive)
 	s := &Server{
 		opts:    opts,
 		limiter: ratelimit.New(opts.Clock.Now, 100_000),
@@ -343,19 +348,26 @@ func pageParams(v validation, r *http.Request) (limit, offset int) {
 
 // writePage answers one page of items, rendered, with the pagination object of every list.
 func writePage[T any, R any](s *Server, w http.ResponseWriter, what string, items []T, limit, offset int, render func(*T) (R, error)) {
-	page := []R{}
-	for i := offset; i < len(items) && i < offset+limit; i++ {
-		rec, err := render(&items[i])
+	lo, hi := min(offset, len(items)), min(offset+limit, len(items))
+	writeItems(s, w, what, items[lo:hi], limit, offset, len(items), render)
+}
+
+// writeItems answers the page [offset, offset+limit) of a list of total items: page holds those
+// items, rendered here.
+func writeItems[T any, R any](s *Server, w http.ResponseWriter, what string, page []T, limit, offset, total int, render func(*T) (R, error)) {
+	recs := []R{}
+	for i := range page {
+		rec, err := render(&page[i])
 		if err != nil {
-			s.serverError("Rendering a "+what, namedError(what, &items[i], err)).write(w)
+			s.serverError("Rendering a "+what, namedError(what, &page[i], err)).write(w)
 			return
 		}
-		page = append(page, rec)
+		recs = append(recs, rec)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"status":     "success",
-		"data":       page,
-		"pagination": map[string]int{"limit": limit, "offset": offset, "total": len(items), "count": len(page)},
+		"data":       recs,
+		"pagination": map[string]int{"limit": limit, "offset": offset, "total": total, "count": len(recs)},
 	})
 }
 

@@ -1,0 +1,212 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/archive"
+	"github.com/paygate/paygate/internal/metrics"
+)
+
+// Reads that fall back to the archive (docs/archive.md, Reads in the API server). Settled
+// payments, payouts and invoices older than a retention are moved to PostgreSQL and then deleted
+// from etcd; the merchant API serves them from there exactly as it served them live: the same
+// records, the same lists, the same replays of creates.
+
+// Archive is what the API server reads from the archive of settled objects; *archive.Store
+// satisfies it. Options.Archive nil means there is no archive: every read is live.
+type Archive interface {
+	GetPayment(ctx context.Context, namespace, name string) (*paygatev1.Payment, error)
+	GetPayout(ctx context.Context, namespace, name string) (*paygatev1.Payout, error)
+	GetInvoice(ctx context.Context, namespace, name string) (*paygatev1.Invoice, error)
+	ListPayments(ctx context.Context, f archive.PaymentFilter, limit, offset int) (archive.Page[paygatev1.Payment], error)
+	ListPayouts(ctx context.Context, f archive.PayoutFilter, limit, offset int) (archive.Page[paygatev1.Payout], error)
+	ListInvoices(ctx context.Context, f archive.InvoiceFilter, limit, offset int) (archive.Page[paygatev1.Invoice], error)
+	Archived(ctx context.Context, kind archive.Kind, uids []string) (map[string]bool, error)
+}
+
+var _ Archive = (*archive.Store)(nil)
+
+// noArchive turns a nil *archive.Store stored in the interface (a configuration without an
+// archive, assigned as is) into no archive at all.
+func noArchive(a Archive) Archive {
+	if st, ok := a.(*archive.Store); ok && st == nil {
+		return nil
+	}
+	return a
+}
+
+// archiveReadTimeout bounds one read of the archive: a database that does not answer (a network
+// partition, not a refused connection) costs a request this long at most, then 503.
+const archiveReadTimeout = 10 * time.Second
+
+// archiveError is a read the archive could not answer (its database down, unreachable or
+// failing). serverError answers it 503 SERVICE_UNAVAILABLE, never 500, and never "not found".
+type archiveError struct {
+	op  string
+	err error
+}
+
+func (e *archiveError) Error() string { return "reading the archive (" + e.op + "): " + e.err.Error() }
+func (e *archiveError) Unwrap() error { return e.err }
+
+// errArchiveUnavailable answers a request that needs the archive while it cannot be read. The
+// message does not say where records live: the merchant cannot tell an archived record from a
+// live one, and retries.
+var errArchiveUnavailable = &APIError{Status: http.StatusServiceUnavailable, Label: LabelServiceUnavailable,
+	Message: "Records cannot be read at the moment; try again shortly."}
+
+// fromArchive runs one read of the archive under archiveReadTimeout, measures it
+// (paygate_archive_read_seconds{operation=op}) and wraps any error but archive.ErrNotFound in an
+// archiveError.
+func fromArchive[R any](ctx context.Context, op string, read func(context.Context) (R, error)) (R, error) {
+	ctx, cancel := context.WithTimeout(ctx, archiveReadTimeout)
+	defer cancel()
+	start := time.Now()
+	r, err := read(ctx)
+	result := metrics.ArchiveReadOK
+	switch {
+	case errors.Is(err, archive.ErrNotFound):
+		result = metrics.ArchiveReadNotFound
+	case err != nil:
+		result = metrics.ArchiveReadError
+		err = &archiveError{op: op, err: err}
+	}
+	metrics.ArchiveReadSeconds.WithLabelValues(op, result).Observe(time.Since(start).Seconds())
+	return r, err
+}
+
+// ownedObject is a pointer to an object kind T that belongs to one merchant and environment.
+type ownedObject[T any] interface {
+	*T
+	merchantObject
+}
+
+// archivedObject reads the caller's object name from the archive, when there is one: nil when
+// it is not archived, or belongs to another merchant or environment (the caller cannot tell the
+// two apart, as with live objects); an archiveError when the archive cannot answer.
+func archivedObject[T any, PT ownedObject[T]](ctx context.Context, s *Server, c *caller, op, name string,
+	get func(context.Context, string, string) (*T, error)) (PT, error) {
+	if s.opts.Archive == nil {
+		return nil, nil
+	}
+	obj, err := fromArchive(ctx, op, func(ctx context.Context) (*T, error) { return get(ctx, c.merchant.Namespace, name) })
+	if errors.Is(err, archive.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	p := PT(obj)
+	if merchant, env := p.Owner(); merchant != c.merchant.Name || env != c.env {
+		return nil, nil
+	}
+	return p, nil
+}
+
+// createOnce creates obj, a payment or payout whose name is deterministic (the API's idempotency
+// rests on it), unless an object with that name exists: live, or archived and deleted from etcd.
+// Then it returns an AlreadyExists error, as the Kubernetes API server would for a live one, and
+// the caller answers as it does for a duplicate; a second object with the name is never created.
+//
+// Without an archive it is Writer.Create. With one it reads etcd first (past the cache), then
+// the archive, and creates only when both say absent. The archiver commits an object's row
+// before it deletes the object from etcd, so an object absent from etcd at the first read is
+// either new or archived by the time of the second. An object found in etcd is not created over
+// even if the archiver deletes it a moment later. An error of either read creates nothing.
+func createOnce[T any, PT interface {
+	*T
+	client.Object
+}](ctx context.Context, s *Server, obj PT, resource, op string, get func(context.Context, string, string) (*T, error)) error {
+	if s.opts.Archive != nil {
+		exists := apierrors.NewAlreadyExists(schema.GroupResource{Group: paygatev1.GroupVersion.Group, Resource: resource}, obj.GetName())
+		err := s.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), PT(new(T)))
+		switch {
+		case err == nil:
+			return exists
+		case !apierrors.IsNotFound(err):
+			return fmt.Errorf("reading %s %s/%s: %w", resource, obj.GetNamespace(), obj.GetName(), err)
+		}
+		_, err = fromArchive(ctx, op, func(ctx context.Context) (*T, error) { return get(ctx, obj.GetNamespace(), obj.GetName()) })
+		switch {
+		case err == nil:
+			return exists
+		case !errors.Is(err, archive.ErrNotFound):
+			return err
+		}
+	}
+	return s.opts.Writer.Create(ctx, obj)
+}
+
+// isArchiveError reports whether err is the archive failing to answer.
+func isArchiveError(err error) bool {
+	var ae *archiveError
+	return errors.As(err, &ae)
+}
+
+// listKind describes one merged list (docs/archive.md, Merged lists): how its items are
+// identified and ordered, and how to read a page of the archived ones the request's filter
+// selects.
+type listKind[T any] struct {
+	kind archive.Kind
+	// uid identifies an item; terminal says whether it may be archived.
+	uid      func(*T) string
+	terminal func(*T) bool
+	// compare is the list's order, total: the API's order with the UID last.
+	compare func(a, b *T) int
+	// archived reads the page [offset, offset+limit) of the archived items the filter selects,
+	// in the list's order, with their total; nil when the filter selects nothing the archive can
+	// hold (a status no archived object has), so the archive is not asked.
+	archived func(ctx context.Context, limit, offset int) (archive.Page[T], error)
+}
+
+// mergedPage returns the page [offset, offset+limit) of the merged list and its total: live,
+// the live items the request's filter selects, and the archived ones (docs/archive.md, Merged
+// lists). It asks the archive at most twice: which of the live terminal items it holds already
+// (an archiver stopped between its commit and its delete; they are counted once, from the
+// archive), then one page whatever the offset. live is sorted in place.
+func mergedPage[T any](ctx context.Context, s *Server, k listKind[T], live []T, limit, offset int) ([]T, int, error) {
+	slices.SortFunc(live, func(a, b T) int { return k.compare(&a, &b) })
+	if s.opts.Archive == nil || k.archived == nil {
+		lo, hi := min(offset, len(live)), min(offset+limit, len(live))
+		return live[lo:hi], len(live), nil
+	}
+	var uids []string
+	for i := range live {
+		if k.terminal(&live[i]) {
+			uids = append(uids, k.uid(&live[i]))
+		}
+	}
+	if len(uids) > 0 {
+		held, err := fromArchive(ctx, "archived_"+string(k.kind), func(ctx context.Context) (map[string]bool, error) {
+			return s.opts.Archive.Archived(ctx, k.kind, uids)
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(held) > 0 {
+			live = slices.DeleteFunc(live, func(x T) bool { return held[k.uid(&x)] })
+		}
+	}
+	start, n := archiveWindow(offset, limit, len(live))
+	window, err := fromArchive(ctx, "list_"+string(k.kind), func(ctx context.Context) (archive.Page[T], error) {
+		return k.archived(ctx, n, start)
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	page, total := mergePage(live, window.Items, start, window.Total, offset, limit, k.compare)
+	return page, total, nil
+}
