@@ -41,6 +41,11 @@ type apiserverOptions struct {
 	siteURL            string
 	brandWord          string
 	readHeaderTimeout  time.Duration
+	// archive is where reads fall back to for settled objects moved out of etcd. bindFlags does
+	// not bind its flags (the manager has the same ones): the standalone apiserver binds them
+	// itself, and `paygate dev` may share the manager's (api.archive = opts.archive) or set
+	// Options.Archive to the manager's store.
+	archive archiveOptions
 }
 
 func (o *apiserverOptions) bindFlags(fs *flag.FlagSet, defaultAddr string) {
@@ -57,6 +62,27 @@ func (o *apiserverOptions) bindFlags(fs *flag.FlagSet, defaultAddr string) {
 	fs.StringVar(&o.siteURL, "site-url", "", "Site URL reported by site-info and used as the default redirect.")
 	fs.StringVar(&o.brandWord, "brand-word", "Paygate", "Brand word in webhook header names (X-<brand>-Signature).")
 	fs.DurationVar(&o.readHeaderTimeout, "read-header-timeout", apiserver.DefaultReadHeaderTimeout, "How long a client may take to send a request's headers before its connection is closed.")
+}
+
+// openArchive opens the archive the archive flags configure and sets it as opts.Archive (nil:
+// no archive, reads stay live). The returned function closes it; it is never nil. The pool does
+// not connect here: an archive that is down at start is reported, and reads that need it answer
+// 503 until it is back.
+func (o *apiserverOptions) openArchive(ctx context.Context, opts *apiserver.Options) (closeArchive func(), err error) {
+	store, err := o.archive.open(ctx, "paygate-apiserver")
+	if err != nil {
+		return func() {}, fmt.Errorf("opening the archive: %w", err)
+	}
+	if store == nil {
+		return func() {}, nil
+	}
+	opts.Archive = store
+	pingCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := store.Ping(pingCtx); err != nil {
+		opts.Log.Error(err, "The archive does not answer yet; reads that need it answer 503 until it does")
+	}
+	return store.Close, nil
 }
 
 // serverOptions turns flags into apiserver options.
@@ -114,6 +140,7 @@ func runAPIServer(args []string) int {
 	fs := flag.NewFlagSet("paygate apiserver", flag.ContinueOnError)
 	var opts apiserverOptions
 	opts.bindFlags(fs, ":8443")
+	opts.archive.bindFlags(fs)
 	// Only the standalone apiserver: in `paygate dev` the manager's endpoint serves the same registry.
 	fs.StringVar(&opts.metricsAddr, "metrics-bind-address", "0", "Address the Prometheus /metrics endpoint listens on, apart from the merchant API; 0 disables it.")
 	var zapOpts zap.Options
@@ -134,12 +161,19 @@ func runAPIServer(args []string) int {
 		return 1
 	}
 	ctx := ctrl.SetupSignalHandler()
+	closeArchive, err := opts.openArchive(ctx, &serverOpts)
+	if err != nil {
+		log.Error(err, "Invalid archive options")
+		return 2
+	}
+	defer closeArchive()
 	rt, done, err := apiserver.Start(ctx, cfg, opts.addr, serverOpts)
 	if err != nil {
 		log.Error(err, "Unable to start the apiserver")
 		return 1
 	}
-	log.Info("Serving the merchant API", "address", rt.Listener.Addr().String(), "publicURL", serverOpts.PublicURL)
+	log.Info("Serving the merchant API", "address", rt.Listener.Addr().String(), "publicURL", serverOpts.PublicURL,
+		"archive", serverOpts.Archive != nil)
 	if opts.metricsAddr != "0" && opts.metricsAddr != "" {
 		ln, err := net.Listen("tcp", opts.metricsAddr)
 		if err != nil {
