@@ -697,6 +697,7 @@ func TestArchiveDown(t *testing.T) {
 		{"the invoice list", "GET", "/api/v1/billing/invoices", "", 503},
 		{"a new payment", "POST", "/api/v1/payments", `{"payment_amount":1800,"currency_code":"TZS","ref_trx":"order-new"}`, 503},
 		{"an archived payment's duplicate", "POST", "/api/v1/payments", `{"payment_amount":1500,"currency_code":"TZS","ref_trx":"order-archived"}`, 503},
+		{"a payout (its signature is its key)", "POST", "/api/v1/payouts", `{"amount":2200}`, 503},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := do(t, c, tc.method, tc.target, tc.body, nil)
@@ -708,6 +709,9 @@ func TestArchiveDown(t *testing.T) {
 	var payments paygatev1.PaymentList
 	if err := f.k8s.List(context.Background(), &payments); err != nil || len(payments.Items) != 3 {
 		t.Errorf("payments in the cluster: %d, want the fixture's and the two live ones (nothing created), %v", len(payments.Items), err)
+	}
+	if n := len(f.payouts(t)); n != 1 {
+		t.Errorf("payouts in the cluster: %d, want the pending one (nothing created)", n)
 	}
 	logs := f.logs.String()
 	if !strings.Contains(logs, "the archive cannot be read") {

@@ -117,8 +117,9 @@ func (s *Server) doCreatePayout(ctx context.Context, idemKey string) response {
 	if idemKey != "" {
 		p.Annotations = map[string]string{annotationIdempotencyKey: idemKey}
 	}
-	// With an Idempotency-Key the id is deterministic: a payout with it, live or archived, is
-	// this request's own (a retry), never to be created twice. Without a key the id is random.
+	// With an Idempotency-Key (or the signature standing in for one) the id is deterministic: a
+	// payout with it, live or archived, is this request's own (a retry), never to be created
+	// twice. Without a key the id is random.
 	var err error
 	if idemKey != "" {
 		err = createOnce(ctx, s, p, "payouts", "get_payout", s.archiveGetPayout)

@@ -16,9 +16,8 @@ const (
 )
 
 // ArchiveReadSeconds measures the API server's reads of the archive (docs/archive.md, Reads):
-// the operation (get_payment, get_payout, get_invoice, list_payments, list_payouts,
-// list_invoices, archived_payments, archived_payouts, archived_invoices) and its result (ok,
-// not_found, error).
+// the operation (get_payment, get_payout, list_payments, list_payouts, list_invoices,
+// archived_payments, archived_payouts, archived_invoices) and its result (ok, not_found, error).
 var ArchiveReadSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 	Name:    "paygate_archive_read_seconds",
 	Help:    "Duration of the API server's reads of the archive (PostgreSQL), by operation and result (ok, not_found, error).",
