@@ -164,7 +164,7 @@ func dev(ctx context.Context, assets, stateDir string, opts managerOptions, api 
 	if err != nil {
 		return err
 	}
-	baseURL, apiDone, err := startDevAPIServer(ctx, cp.Config, api)
+	baseURL, apiDone, err := startDevAPIServer(ctx, cp.Config, api, store)
 	if err != nil {
 		return err
 	}
@@ -329,7 +329,7 @@ Demo merchants:
 
 // startDevAPIServer serves the merchant API against the local control plane, with a checkout key
 // made for this run.
-func startDevAPIServer(ctx context.Context, cfg *rest.Config, api apiserverOptions) (string, <-chan error, error) {
+func startDevAPIServer(ctx context.Context, cfg *rest.Config, api apiserverOptions, store *archive.Store) (string, <-chan error, error) {
 	if os.Getenv("PAYGATE_CHECKOUT_KEY") == "" && api.checkoutKeyFile == "" {
 		key := make([]byte, 32)
 		if _, err := rand.Read(key); err != nil {
@@ -342,6 +342,9 @@ func startDevAPIServer(ctx context.Context, cfg *rest.Config, api apiserverOptio
 	serverOpts, err := api.serverOptions()
 	if err != nil {
 		return "", nil, err
+	}
+	if store != nil {
+		serverOpts.Archive = store // the manager's pool: archived records read as live ones
 	}
 	_, done, err := apiserver.Start(ctx, cfg, api.addr, serverOpts)
 	if err != nil {
