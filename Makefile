@@ -93,6 +93,16 @@ bench: controlplane ## Benchmarks: signed API calls over HTTP against the real s
 	go test ./test/bench/ -run '^$$' -bench . -benchtime 1000x -benchmem
 	go test ./internal/ratelimit/ -run '^$$' -bench . -benchmem
 
+# The archive's scale run (docs/performance.md): a million archived payments and ten thousand live
+# ones of one merchant on a real PostgreSQL, the manager and the merchant API.
+ARCHIVE_SCALE_ARCHIVED ?= 1000000
+ARCHIVE_SCALE_LIVE ?= 10000
+
+.PHONY: bench-archive
+bench-archive: controlplane ## Archive scale run: archived-record reads and balance absorption with 1M archived payments.
+	ARCHIVE_SCALE=1 ARCHIVE_SCALE_ARCHIVED=$(ARCHIVE_SCALE_ARCHIVED) ARCHIVE_SCALE_LIVE=$(ARCHIVE_SCALE_LIVE) \
+		go test ./test/archivescale/ -run TestArchiveScale -count=1 -v -timeout 60m
+
 # The fault harness (docs/reliability.md): `make chaos` runs it with CHAOS_KILLS kills; `make test`
 # runs its short version (6 kills) with every other test.
 CHAOS_KILLS ?= 120
