@@ -71,6 +71,10 @@ type WebhookOptions struct {
 	BrandWord string
 }
 
+// The manager's metrics endpoint authenticates and authorizes its callers (--metrics-secure).
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
 // SetupReconcilers registers every Paygate reconciler with the manager. The manager's field
 // indexes (internal/index) must be set up first.
 func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
@@ -127,6 +131,9 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := metrics.RegisterPayoutsAmbiguous(mgr.GetCache()); err != nil {
 		return fmt.Errorf("registering the ambiguous payouts metric: %w", err)
+	}
+	if err := metrics.RegisterPaymentsOverdue(mgr.GetCache(), opts.Clock.Now); err != nil {
+		return fmt.Errorf("registering the overdue payments metric: %w", err)
 	}
 	if err := (&BillingPlanReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the billing plan controller: %w", err)

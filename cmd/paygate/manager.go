@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/paygate/paygate/controllers"
@@ -25,7 +26,8 @@ import (
 
 // managerOptions are the flags of `paygate manager` (and the manager inside `paygate dev`).
 type managerOptions struct {
-	metricsAddr string
+	metricsAddr   string
+	metricsSecure bool
 	probeAddr   string
 	leaderElect bool
 	leaderNS    string
@@ -56,6 +58,7 @@ type managerOptions struct {
 
 func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProbe string) {
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", defaultMetrics, "Address the Prometheus metrics endpoint binds to; 0 disables it.")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to authenticated callers allowed to get /metrics (TokenReview and SubjectAccessReview, as kubebuilder projects do); false serves plain HTTP.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", defaultProbe, "Address the /healthz and /readyz probes bind to; 0 disables them.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, so that only one manager replica reconciles at a time.")
 	fs.StringVar(&o.leaderNS, "leader-election-namespace", "", "Namespace of the leader-election Lease (default: the pod's namespace).")
@@ -100,7 +103,7 @@ func (o *managerOptions) validateArchive() error {
 func runManager(args []string) int {
 	fs := flag.NewFlagSet("paygate manager", flag.ContinueOnError)
 	var opts managerOptions
-	opts.bindFlags(fs, ":8080", ":8081")
+	opts.bindFlags(fs, ":8443", ":8081")
 	fs.StringVar(&opts.brandWord, "brand-word", "Paygate", "Brand word in webhook header names (X-<brand>-Signature).")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -151,7 +154,7 @@ func runManager(args []string) int {
 func newManager(cfg *rest.Config, opts managerOptions, store *archive.Store) (ctrl.Manager, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  kube.Scheme(),
-		Metrics:                 metricsserver.Options{BindAddress: opts.metricsAddr},
+		Metrics:                 opts.metricsOptions(),
 		HealthProbeBindAddress:  opts.probeAddr,
 		LeaderElection:          opts.leaderElect,
 		LeaderElectionID:        "paygate-manager.paygate.dev",
@@ -197,6 +200,16 @@ func newManager(cfg *rest.Config, opts managerOptions, store *archive.Store) (ct
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// metricsOptions serves the metrics endpoint over HTTPS behind authentication and authorization
+// (a self-signed certificate unless one is configured), or over plain HTTP with --metrics-secure=false.
+func (o *managerOptions) metricsOptions() metricsserver.Options {
+	m := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.metricsSecure}
+	if o.metricsSecure {
+		m.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return m
 }
 
 func setupChecks(mgr ctrl.Manager) error {
