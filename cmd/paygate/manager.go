@@ -28,10 +28,10 @@ import (
 type managerOptions struct {
 	metricsAddr   string
 	metricsSecure bool
-	probeAddr   string
-	leaderElect bool
-	leaderNS    string
-	zapOptions  zap.Options
+	probeAddr     string
+	leaderElect   bool
+	leaderNS      string
+	zapOptions    zap.Options
 
 	leaseDuration time.Duration
 	renewDeadline time.Duration
