@@ -140,8 +140,12 @@ build-dev: ## Build paygate with the local control plane (`paygate dev`) into bi
 	go build $(DEV_TAGS) -o $(LOCALBIN)/paygate ./cmd/paygate
 
 .PHONY: run
-run: build-dev controlplane ## Start the local control plane, demo config, controllers (Ctrl-C stops all).
+run: build-dev controlplane ## Start the local control plane, demo config, controllers (Ctrl-C stops all); state is kept in .paygate/dev.
 	$(LOCALBIN)/paygate dev --assets $(LOCALBIN) --state-dir .paygate/dev
+
+.PHONY: run-clean
+run-clean: build-dev controlplane ## Like run, but from nothing: the kept etcd data and archive database are removed first.
+	$(LOCALBIN)/paygate dev --assets $(LOCALBIN) --state-dir .paygate/dev --clean
 
 .PHONY: deploy
 deploy: ## Install CRDs, RBAC, the manager and the apiserver into the current kubectl context.

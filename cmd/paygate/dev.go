@@ -57,10 +57,7 @@ func startDevArchive(ctx context.Context, stateDir string, opts managerOptions) 
 		return nil, none, nil
 	}
 	dir, _ := filepath.Abs(filepath.Join(stateDir, "postgres"))
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, none, err
-	}
-	fmt.Println("Starting PostgreSQL for the archive in " + dir + " ...")
+	fmt.Println("Starting PostgreSQL for the archive in " + dir + " (kept, as etcd's data is) ...")
 	srv, err := pgtest.StartServerIn(dir)
 	if err != nil {
 		return nil, none, fmt.Errorf("starting the archive's PostgreSQL: %w", err)
@@ -84,7 +81,8 @@ const devNamespace = "demo"
 func runDev(args []string) int {
 	fs := flag.NewFlagSet("paygate dev", flag.ContinueOnError)
 	assets := fs.String("assets", "bin", "Directory holding the etcd and kube-apiserver binaries (make controlplane builds them).")
-	stateDir := fs.String("state-dir", ".paygate/dev", "Directory for the kubeconfig and the demo credentials file.")
+	stateDir := fs.String("state-dir", ".paygate/dev", "Directory for the kubeconfig, the demo credentials, etcd's data and the archive's database (kept across restarts).")
+	clean := fs.Bool("clean", false, "Start from nothing: remove the etcd data and the archive database kept in --state-dir first.")
 	var opts managerOptions
 	opts.bindFlags(fs, "0", "0")
 	var api apiserverOptions
@@ -106,6 +104,14 @@ func runDev(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *clean {
+		for _, d := range []string{"etcd", "postgres"} {
+			if err := os.RemoveAll(filepath.Join(*stateDir, d)); err != nil {
+				log.Error(err, "Removing the kept state")
+				return 1
+			}
+		}
+	}
 	if err := dev(ctx, *assets, *stateDir, opts, api); err != nil {
 		log.Error(err, "paygate dev failed")
 		return 1
@@ -114,8 +120,13 @@ func runDev(args []string) int {
 }
 
 func dev(ctx context.Context, assets, stateDir string, opts managerOptions, api apiserverOptions) (retErr error) {
-	fmt.Println("Starting etcd and kube-apiserver on loopback ...")
-	cp, err := controlplane.Start(controlplane.Options{AssetsDir: assets, Scheme: kube.Scheme()})
+	etcdDir, _ := filepath.Abs(filepath.Join(stateDir, "etcd"))
+	if _, err := os.Stat(etcdDir); err == nil {
+		fmt.Println("Starting etcd and kube-apiserver on loopback with the state kept in " + etcdDir + " (--clean starts from nothing) ...")
+	} else {
+		fmt.Println("Starting etcd and kube-apiserver on loopback ...")
+	}
+	cp, err := controlplane.Start(controlplane.Options{AssetsDir: assets, Scheme: kube.Scheme(), EtcdDataDir: etcdDir})
 	if err != nil {
 		return err
 	}

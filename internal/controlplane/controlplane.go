@@ -33,6 +33,9 @@ type Options struct {
 	AssetsDir string
 	// Scheme knows Paygate's types.
 	Scheme *runtime.Scheme
+	// EtcdDataDir, when set, keeps etcd's data there across starts (`paygate dev`); empty uses a
+	// temporary directory removed by Stop.
+	EtcdDataDir string
 }
 
 // ControlPlane is a running local control plane.
@@ -58,6 +61,12 @@ func Start(opts Options) (*ControlPlane, error) {
 		CRDs:                  crds,
 		ErrorIfCRDPathMissing: true,
 		Scheme:                opts.Scheme,
+	}
+	if opts.EtcdDataDir != "" {
+		if err := os.MkdirAll(opts.EtcdDataDir, 0o700); err != nil {
+			return nil, fmt.Errorf("creating etcd's data directory: %w", err)
+		}
+		env.ControlPlane.Etcd = &envtest.Etcd{DataDir: opts.EtcdDataDir}
 	}
 	cfg, err := env.Start()
 	if err != nil {
