@@ -37,6 +37,8 @@ var (
 	cancel  context.CancelFunc
 	baseURL string
 	api     *apiserver.Runtime
+	// identities are the chart's service accounts the manager and the apiserver act as.
+	identities *testenv.Identities
 	sandbox = provider.NewSandbox(provider.SandboxOptions{})
 )
 
@@ -59,10 +61,15 @@ var _ = BeforeSuite(func() {
 	// Registered first, so the control plane stops even when a later step of the setup fails.
 	DeferCleanup(func() { Expect(env.Stop()).To(Succeed()) })
 	k8s = env.Client
+	// Least privilege: the manager and the apiserver act as the chart's service accounts, with
+	// only the roles the chart grants them, in every spec.
+	identities, err = testenv.ChartIdentities(ctx, env.Config, k8s)
+	Expect(err).NotTo(HaveOccurred(), "installing the chart's service accounts and roles")
+	env.ManagerConfig = identities.Manager
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	var done <-chan error
-	api, done, err = apiserver.Start(ctx, env.Config, "127.0.0.1:0", apiserver.Options{
+	api, done, err = apiserver.Start(ctx, identities.APIServer, "127.0.0.1:0", apiserver.Options{
 		CheckoutKey: key,
 		PublicURL:   "http://checkout.paygate.test",
 		Log:         logf.Log.WithName("apiserver"),

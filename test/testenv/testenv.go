@@ -32,6 +32,9 @@ type Env struct {
 	// Client reads live from the API server (no cache): what a test sees is what is stored.
 	Client client.Client
 	Config *rest.Config
+	// ManagerConfig, when set, is what StartManager's managers act as (ChartIdentities' Manager:
+	// the chart's service account); nil runs them as the cluster administrator Config is.
+	ManagerConfig *rest.Config
 
 	mu          sync.Mutex
 	stopManager context.CancelFunc
@@ -94,7 +97,11 @@ func (e *Env) StartManager(opts controllers.Options) (ctrl.Manager, error) {
 	if e.stopManager != nil {
 		return nil, errors.New("a manager is already running")
 	}
-	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
+	cfg := e.Config
+	if e.ManagerConfig != nil {
+		cfg = e.ManagerConfig
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:  kube.Scheme(),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache:   kube.CacheOptions(),
