@@ -164,6 +164,19 @@ func (l *Limiter) Allow(key string, perMinute int) (ok bool, retryAfter time.Dur
 	return ok, retryAfter
 }
 
+// Share is one replica's part of a limit shared by replicas that each see an even part of the
+// traffic: ⌈limit/replicas⌉ per minute. Rounding up keeps every share at least 1 (a limit below
+// the number of replicas still lets a client through), so the replicas together allow at most
+// limit+replicas-1; a client whose requests all reach one replica gets that replica's share,
+// never more than limit. A limit below 1 (which Allow denies) and replicas below 2 leave limit
+// as it is.
+func Share(limit, replicas int) int {
+	if limit < 1 || replicas < 2 {
+		return limit
+	}
+	return limit/replicas + min(limit%replicas, 1)
+}
+
 // Len returns the number of buckets currently held.
 func (l *Limiter) Len() int {
 	n := 0

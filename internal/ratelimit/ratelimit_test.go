@@ -158,6 +158,56 @@ func TestPerMinuteChanges(t *testing.T) {
 	})
 }
 
+func TestShare(t *testing.T) {
+	for _, tt := range []struct{ limit, replicas, want int }{
+		{120, 1, 120}, {120, 0, 120}, {120, -3, 120},
+		{120, 2, 60}, {120, 3, 40}, {120, 7, 18}, {100, 3, 34},
+		{1, 3, 1}, {2, 3, 1}, {3, 3, 1}, {4, 3, 2},
+		{0, 3, 0}, {-1, 3, -1},
+		{MaxPerMinute, 3, MaxPerMinute/3 + 1},
+	} {
+		got := Share(tt.limit, tt.replicas)
+		if got != tt.want {
+			t.Errorf("Share(%d, %d) = %d, want %d", tt.limit, tt.replicas, got, tt.want)
+		}
+		if tt.limit >= 1 && tt.replicas >= 1 {
+			// A pinned client never gets more than the limit; all replicas together allow at
+			// least the limit and at most limit+replicas-1.
+			if got > tt.limit || got*tt.replicas < tt.limit || got*tt.replicas > tt.limit+tt.replicas-1 {
+				t.Errorf("Share(%d, %d) = %d is out of bounds", tt.limit, tt.replicas, got)
+			}
+		}
+	}
+}
+
+// TestSharedLimitFollowsReplicas: a replica passes Allow its share of the limit; when the
+// number of replicas changes, the bucket's rate and capacity follow at once.
+func TestSharedLimitFollowsReplicas(t *testing.T) {
+	clock := newFakeClock()
+	l := New(clock.Now, 10)
+	if n, _ := drain(t, l, "k", Share(120, 3)); n != 40 {
+		t.Fatalf("3 replicas: allowed %d, want 40", n)
+	}
+	// One replica went: the share rises to 60, with no instant tokens; the bucket refills at
+	// 60/min, up to 60.
+	if ok, _ := l.Allow("k", Share(120, 2)); ok {
+		t.Fatal("2 replicas: the raised share granted a token at once")
+	}
+	clock.Step(30 * time.Second)
+	if n, _ := drain(t, l, "k", Share(120, 2)); n != 30 {
+		t.Fatalf("2 replicas after 30s: allowed %d, want 30", n)
+	}
+	clock.Step(time.Minute)
+	if n, _ := drain(t, l, "k", Share(120, 2)); n != 60 {
+		t.Fatalf("2 replicas after a minute: allowed %d, want 60", n)
+	}
+	// A replica joined again: the share falls to 40 and the saved tokens are capped at once.
+	clock.Step(time.Minute)
+	if n, _ := drain(t, l, "k", Share(120, 3)); n != 40 {
+		t.Fatalf("3 replicas again: allowed %d, want 40", n)
+	}
+}
+
 func TestInvalidAndExtremeRates(t *testing.T) {
 	l := New(newFakeClock().Now, 10)
 	for _, pm := range []int{0, -1, math.MinInt} {
