@@ -9,6 +9,9 @@
 // minute. The number of buckets kept is bounded: when the bound is reached,
 // a full bucket is dropped first (it carries no state, since a new bucket
 // starts full), otherwise the least recently used one.
+//
+// Several apiserver replicas share a limit by each passing Allow its Share of it (the number of
+// replicas comes from internal/replicas; docs/deploy.md, Rate limits across replicas).
 package ratelimit
 
 import (
