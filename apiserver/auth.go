@@ -19,6 +19,7 @@ import (
 	"github.com/paygate/paygate/internal/credentials"
 	"github.com/paygate/paygate/internal/index"
 	"github.com/paygate/paygate/internal/metrics"
+	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/pkg/paygate/signing"
 )
 
@@ -60,18 +61,21 @@ func (s *Server) authenticate(r *http.Request, body []byte) (*caller, *APIError)
 	aliasKey, aliasOK := singleHeader(r.Header, "X-Business-Key")
 	apiKey, apiKeyOK := singleHeader(r.Header, "X-API-Key")
 	if !envOK || !merchantOK || !aliasOK || !apiKeyOK || (merchantKey != "" && aliasKey != "" && merchantKey != aliasKey) {
-		return nil, errInvalidCredentials
+		return nil, authFailed(metrics.AuthDuplicateHeaders, errInvalidCredentials)
 	}
 	env := paygatev1.Environment(rawEnv)
 	if env != paygatev1.EnvironmentSandbox && env != paygatev1.EnvironmentProduction {
-		return nil, errInvalidCredentials
+		return nil, authFailed(metrics.AuthInvalidEnvironment, errInvalidCredentials)
 	}
 	businessID := merchantKey
 	if businessID == "" {
 		businessID = aliasKey
 	}
-	if businessID == "" || apiKey == "" || len(businessID) > 64 || len(apiKey) > 128 {
-		return nil, errInvalidCredentials
+	if businessID == "" || apiKey == "" {
+		return nil, authFailed(metrics.AuthMissingHeaders, errInvalidCredentials)
+	}
+	if len(businessID) > 64 || len(apiKey) > 128 {
+		return nil, authFailed(metrics.AuthMalformedHeaders, errInvalidCredentials)
 	}
 
 	// The rate limit counts every attempt, failed ones too, per claimed business and client IP.
@@ -91,37 +95,43 @@ func (s *Server) authenticate(r *http.Request, body []byte) (*caller, *APIError)
 	if merchant != nil && merchant.Spec.RateLimit != nil {
 		limit = int(merchant.Spec.RateLimit.RequestsPerMinute)
 	}
-	if ok, retry := s.limiter.Allow(businessID+"|"+s.ips.ClientIP(r).String(), limit); !ok {
+	// The limit holds across the replicas: this one allows its share (docs/deploy.md, Rate limits
+	// across replicas). The message names the limit the merchant was given.
+	if ok, retry := s.limiter.Allow(businessID+"|"+s.ips.ClientIP(r).String(), ratelimit.Share(limit, s.replicas())); !ok {
 		return nil, &APIError{Status: http.StatusTooManyRequests, Label: LabelRateLimited,
 			Message: "Rate limit exceeded: at most " + strconv.Itoa(limit) + " requests per minute.", RetryAfter: retry}
 	}
 	if err != nil {
 		s.opts.Log.Error(err, "Looking up a merchant by business ID")
-		return nil, &APIError{Status: http.StatusServiceUnavailable, Label: LabelServiceUnavailable, Message: "Try again shortly."}
+		return nil, authFailed(metrics.AuthLookupFailed,
+			&APIError{Status: http.StatusServiceUnavailable, Label: LabelServiceUnavailable, Message: "Try again shortly."})
 	}
 	if merchant == nil {
-		return nil, errInvalidCredentials
+		return nil, authFailed(metrics.AuthUnknownKey, errInvalidCredentials)
 	}
 	set, err := s.credentialSet(r.Context(), merchant, keysEnv)
 	if err != nil {
 		s.opts.Log.Error(err, "Reading merchant credentials", "merchant", client.ObjectKeyFromObject(merchant).String())
-		return nil, errInvalidCredentials
+		return nil, authFailed(metrics.AuthCredentialsUnavailable, errInvalidCredentials)
 	}
-	if set.BusinessID != businessID || subtle.ConstantTimeCompare([]byte(set.APIKey), []byte(apiKey)) != 1 {
-		return nil, errInvalidCredentials
+	if set.BusinessID != businessID {
+		return nil, authFailed(metrics.AuthUnknownKey, errInvalidCredentials)
+	}
+	if subtle.ConstantTimeCompare([]byte(set.APIKey), []byte(apiKey)) != 1 {
+		return nil, authFailed(metrics.AuthWrongAPIKey, errInvalidCredentials)
 	}
 	if s.acceptsUnsigned(r, merchant, env) {
 		metrics.UnsignedRequests.WithLabelValues(string(env)).Inc()
-	} else if apiErr := s.verifySignature(r, body, []byte(set.APISecret)); apiErr != nil {
-		return nil, apiErr
+	} else if apiErr, reason := s.checkSignature(r, body, []byte(set.APISecret)); apiErr != nil {
+		return nil, authFailed(reason, apiErr)
 	}
 	switch merchant.Spec.BusinessStatus {
 	case paygatev1.BusinessRejected, paygatev1.BusinessDisabled:
-		return nil, errSuspended
+		return nil, authFailed(metrics.AuthSuspended, errSuspended)
 	case paygatev1.BusinessApproved:
 	default:
 		if env == paygatev1.EnvironmentProduction {
-			return nil, errPendingApproval
+			return nil, authFailed(metrics.AuthPendingApproval, errPendingApproval)
 		}
 	}
 	return &caller{merchant: merchant, env: env, body: body}, nil
@@ -139,30 +149,44 @@ func (s *Server) acceptsUnsigned(r *http.Request, m *paygatev1.Merchant, env pay
 }
 
 func (s *Server) verifySignature(r *http.Request, body, secret []byte) *APIError {
+	apiErr, _ := s.checkSignature(r, body, secret)
+	return apiErr
+}
+
+// checkSignature is verifySignature that also says why a signature was refused (a reason of
+// paygate_api_auth_failures_total).
+func (s *Server) checkSignature(r *http.Request, body, secret []byte) (apiErr *APIError, reason string) {
 	ts, tsOK := singleHeader(r.Header, signing.TimestampHeader)
 	sig, sigOK := singleHeader(r.Header, signing.SignatureHeader)
 	if !tsOK || !sigOK {
 		return &APIError{Status: http.StatusUnauthorized, Label: LabelInvalidSignature,
-			Message: "X-Timestamp and X-Signature must each be sent once."}
+			Message: "X-Timestamp and X-Signature must each be sent once."}, metrics.AuthDuplicateHeaders
 	}
 	if ts == "" || sig == "" {
 		return &APIError{Status: http.StatusUnauthorized, Label: LabelInvalidSignature,
-			Message: "X-Timestamp and X-Signature are required."}
+			Message: "X-Timestamp and X-Signature are required."}, metrics.AuthMissingSignature
 	}
 	err := signing.VerifyRequest(secret, sig, ts, r.Method, requestTarget(r), body, s.opts.Clock.Now(), s.opts.SignatureTolerance)
 	if err == nil {
-		return nil
+		return nil, ""
 	}
-	msg := "X-Signature does not match the request."
+	msg, reason := "X-Signature does not match the request.", metrics.AuthBadSignature
 	switch {
 	case errors.Is(err, signing.ErrTimestampMalformed):
-		msg = "X-Timestamp must be Unix time in seconds."
+		msg, reason = "X-Timestamp must be Unix time in seconds.", metrics.AuthMalformedTimestamp
 	case errors.Is(err, signing.ErrTimestampOutsideTolerance):
-		msg = "X-Timestamp is outside the allowed window of " + strconv.Itoa(int(s.opts.SignatureTolerance.Seconds())) + " seconds."
+		msg, reason = "X-Timestamp is outside the allowed window of "+strconv.Itoa(int(s.opts.SignatureTolerance.Seconds()))+" seconds.", metrics.AuthStaleTimestamp
 	case errors.Is(err, signing.ErrSignatureMalformed):
-		msg = "X-Signature must be sha256=<hex HMAC-SHA256>."
+		msg, reason = "X-Signature must be sha256=<hex HMAC-SHA256>.", metrics.AuthMalformedSignature
 	}
-	return &APIError{Status: http.StatusUnauthorized, Label: LabelInvalidSignature, Message: msg}
+	return &APIError{Status: http.StatusUnauthorized, Label: LabelInvalidSignature, Message: msg}, reason
+}
+
+// authFailed counts a refused authentication under reason (one of metrics.AuthFailureReasons)
+// and returns apiErr.
+func authFailed(reason string, apiErr *APIError) *APIError {
+	metrics.APIAuthFailures.WithLabelValues(reason).Inc()
+	return apiErr
 }
 
 // singleHeader is the value of a header that may be sent at most once: ok is false when the

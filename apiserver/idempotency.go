@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/names"
 )
 
@@ -117,6 +118,11 @@ func (s *Server) runIdempotent(w http.ResponseWriter, r *http.Request, key strin
 		return
 	}
 	if replay != nil {
+		source := metrics.ReplayIdempotencyKey
+		if strings.HasPrefix(key, signatureKeyPrefix) {
+			source = metrics.ReplaySignature
+		}
+		metrics.APIIdempotentReplays.WithLabelValues(routeLabel(r.Pattern), source).Inc()
 		w.Header().Set("Idempotent-Replayed", "true")
 		writeBody(w, int(replay.StatusCode), []byte(replay.Body))
 		return

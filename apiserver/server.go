@@ -46,6 +46,10 @@ type Options struct {
 	AllowUnsignedProduction bool
 	// RateLimitPerMinute is the default request rate per business and client IP (default 120).
 	RateLimitPerMinute int
+	// Replicas counts the apiserver replicas the rate limits are shared by (internal/replicas):
+	// this replica allows ceil(limit / Count()) per minute per business and client IP, so that
+	// the replicas together allow about the limit. nil: this replica allows the whole limit.
+	Replicas ReplicaCounter
 	// TrustedProxies may set X-Forwarded-For.
 	TrustedProxies []netip.Prefix
 	// CheckoutKey signs checkout URLs; every replica must share it.
@@ -76,6 +80,11 @@ type Options struct {
 // +kubebuilder:rbac:groups=paygate.dev,resources=subscriptions,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=paygate.dev,resources=invoices,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+
+// ReplicaCounter counts the apiserver replicas serving now, this one included (at least 1).
+type ReplicaCounter interface {
+	Count() int
+}
 
 // Server serves the merchant API.
 type Server struct {
@@ -142,6 +151,14 @@ func (s *Server) routes() {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	s.mux.HandleFunc("/", s.noRoute)
+}
+
+// replicas is how many replicas share the rate limit (1 without Options.Replicas).
+func (s *Server) replicas() int {
+	if s.opts.Replicas == nil {
+		return 1
+	}
+	return max(s.opts.Replicas.Count(), 1)
 }
 
 // noRoute answers a path that is not a route: 404 in the error shape (docs/api.md, Endpoints).
@@ -243,10 +260,12 @@ func (s *Server) collects(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// ServeHTTP serves the API, turning any panic into a 500 in the error shape.
+// ServeHTTP serves the API, turning any panic into a 500 in the error shape, and counts every
+// response in the API's metrics (metrics.APIRequests and the others, by route pattern).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.opts.Clock.Now()
 	rec := &statusRecorder{ResponseWriter: w}
+	route := routeOther
 	defer func() {
 		if p := recover(); p != nil {
 			s.opts.Log.Error(nil, "Handler panicked", "method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
@@ -254,8 +273,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				writeError(rec, &APIError{Status: http.StatusInternalServerError, Label: LabelServerError, Message: "An internal error occurred."})
 			}
 		}
-		s.opts.Log.V(1).Info("Request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
-			"durationMs", s.opts.Clock.Since(start).Milliseconds())
+		elapsed := s.opts.Clock.Since(start)
+		status := rec.status
+		if status == 0 {
+			status = http.StatusOK // what net/http sends for a handler that wrote nothing
+		}
+		observeRequest(route, r.Method, status, elapsed)
+		s.opts.Log.V(1).Info("Request", "method", r.Method, "path", r.URL.Path, "route", route, "status", status,
+			"durationMs", elapsed.Milliseconds())
 	}()
 	if r.Method != http.MethodConnect && cleanPath(r.URL.Path) != r.URL.Path {
 		// Not a route: no path is served under another spelling (a signature covers the path as
@@ -263,6 +288,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.noRoute(rec, r)
 		return
 	}
+	_, pattern := s.mux.Handler(r)
+	route = routeLabel(pattern)
 	s.mux.ServeHTTP(rec, r)
 }
 
