@@ -17,12 +17,17 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/paygate/paygate/apiserver"
 	"github.com/paygate/paygate/internal/clientip"
+	"github.com/paygate/paygate/internal/kube"
+	"github.com/paygate/paygate/internal/metrics"
+	"github.com/paygate/paygate/internal/replicas"
 )
 
 // apiserverOptions are the flags of `paygate apiserver` (and the apiserver inside `paygate dev`).
@@ -41,6 +46,9 @@ type apiserverOptions struct {
 	siteURL            string
 	brandWord          string
 	readHeaderTimeout  time.Duration
+	// rateLimitScope is --rate-limit-scope (standalone apiserver only): "cluster", "replica" or
+	// "" (cluster when the pod's namespace is known).
+	rateLimitScope string
 	// archive is where reads fall back to for settled objects moved out of etcd. bindFlags does
 	// not bind its flags (the manager has the same ones): the standalone apiserver binds them
 	// itself, and `paygate dev` may share the manager's (api.archive = opts.archive) or set
@@ -143,6 +151,9 @@ func runAPIServer(args []string) int {
 	opts.archive.bindFlags(fs)
 	// Only the standalone apiserver: in `paygate dev` the manager's endpoint serves the same registry.
 	fs.StringVar(&opts.metricsAddr, "metrics-bind-address", "0", "Address the Prometheus /metrics endpoint listens on, apart from the merchant API; 0 disables it.")
+	// Only the standalone apiserver: `paygate dev` runs one replica.
+	fs.StringVar(&opts.rateLimitScope, "rate-limit-scope", "", "cluster: rate limits hold across the apiserver replicas, each allowing its share, counted with Leases in the pod's namespace; "+
+		"replica: each replica allows the whole limit. Default: cluster when the pod's namespace is known ($POD_NAMESPACE or the service account's), else replica.")
 	var zapOpts zap.Options
 	zapOpts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -155,10 +166,30 @@ func runAPIServer(args []string) int {
 		log.Error(err, "Invalid apiserver options")
 		return 2
 	}
+	namespace, namespaceSource := replicas.Namespace()
+	scope, why, err := rateLimitScope(opts.rateLimitScope, namespace)
+	if err != nil {
+		log.Error(err, "Invalid apiserver options")
+		return 2
+	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		log.Error(err, "Unable to load a kubeconfig")
 		return 1
+	}
+	var announcer *replicas.Announcer
+	if scope == scopeCluster {
+		if announcer, err = newAnnouncer(cfg, namespace); err != nil {
+			log.Error(err, "Unable to count the apiserver replicas")
+			return 1
+		}
+		serverOpts.Replicas = announcer
+		log.Info("Rate limits hold across the apiserver replicas", "rateLimitScope", scope, "namespace", namespace,
+			"namespaceFrom", namespaceSource, "lease", announcer.Name())
+	} else if why != "" {
+		log.Info("Warning: rate limits are per apiserver replica: N replicas allow N times the limit", "rateLimitScope", scope, "reason", why)
+	} else {
+		log.Info("Rate limits are per apiserver replica", "rateLimitScope", scope)
 	}
 	ctx := ctrl.SetupSignalHandler()
 	closeArchive, err := opts.openArchive(ctx, &serverOpts)
@@ -174,6 +205,15 @@ func runAPIServer(args []string) int {
 	}
 	log.Info("Serving the merchant API", "address", rt.Listener.Addr().String(), "publicURL", serverOpts.PublicURL,
 		"archive", serverOpts.Archive != nil)
+	announced := make(chan struct{})
+	if announcer != nil {
+		go func() {
+			defer close(announced)
+			_ = announcer.Run(ctx) // deletes this replica's Lease when ctx ends
+		}()
+	} else {
+		close(announced)
+	}
 	if opts.metricsAddr != "0" && opts.metricsAddr != "" {
 		ln, err := net.Listen("tcp", opts.metricsAddr)
 		if err != nil {
@@ -183,11 +223,52 @@ func runAPIServer(args []string) int {
 		go serveMetrics(ctx, ln)
 		log.Info("Serving metrics", "address", ln.Addr().String())
 	}
-	if err := <-done; err != nil {
+	err = <-done
+	select {
+	case <-announced:
+	case <-time.After(10 * time.Second):
+	}
+	if err != nil {
 		log.Error(err, "The apiserver stopped with an error")
 		return 1
 	}
 	return 0
+}
+
+// Values of --rate-limit-scope.
+const (
+	scopeCluster = "cluster"
+	scopeReplica = "replica"
+)
+
+// rateLimitScope resolves --rate-limit-scope (flag) given the pod's namespace ("" outside a
+// pod): cluster needs the namespace, so without one the scope is replica and why says so.
+func rateLimitScope(flag, namespace string) (scope, why string, err error) {
+	switch flag {
+	case scopeReplica:
+		return scopeReplica, "", nil
+	case scopeCluster, "":
+		if namespace == "" {
+			return scopeReplica, "the pod's namespace is unknown (set POD_NAMESPACE from metadata.namespace, or mount the service account)", nil
+		}
+		return scopeCluster, "", nil
+	}
+	return "", "", fmt.Errorf("--rate-limit-scope must be cluster or replica, not %q", flag)
+}
+
+// newAnnouncer counts the apiserver replicas with Leases in namespace, through a client that
+// reads live (the apiserver may read Leases only there), and reports the count as
+// paygate_api_rate_limit_replicas.
+func newAnnouncer(cfg *rest.Config, namespace string) (*replicas.Announcer, error) {
+	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme()})
+	if err != nil {
+		return nil, fmt.Errorf("creating a Kubernetes client: %w", err)
+	}
+	return replicas.New(replicas.Options{
+		Client: c, Namespace: namespace, Identity: os.Getenv("POD_NAME"),
+		OnCount: func(n int) { metrics.APIRateLimitReplicas.Set(float64(n)) },
+		Log:     ctrl.Log.WithName("replicas"),
+	})
 }
 
 // serveMetrics serves the Prometheus registry the apiserver counts in (paygate_* metrics such as
