@@ -203,3 +203,48 @@ fsGroup of its own, the pod gets the container's runAsGroup, else 65532 (the ima
 {{- toYaml $psc }}
 {{- end }}
 {{- end }}
+
+{{/* The name of the manager metrics Service's port: https with metrics.secure, else http. */}}
+{{- define "paygate.managerMetricsPortName" -}}
+{{- ternary "https-metrics" "http-metrics" (.Values.metrics.secure | default false) }}
+{{- end }}
+
+{{/* Name of the ClusterRole that allows GET /metrics on the manager's secure endpoint. */}}
+{{- define "paygate.metricsReaderName" -}}
+{{- printf "%s-metrics-reader" (include "paygate.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Egress to the cluster DNS, the Kubernetes API server and, with the archive, its database. */}}
+{{- define "paygate.networkPolicyCommonEgress" -}}
+{{- $np := .Values.networkPolicy -}}
+- ports:
+  - protocol: UDP
+    port: 53
+  - protocol: TCP
+    port: 53
+  {{- with $np.dns.to }}
+  to:
+    {{- toYaml . | nindent 2 }}
+  {{- end }}
+- ports:
+  {{- range $np.kubernetesAPI.ports }}
+  - protocol: TCP
+    port: {{ . }}
+  {{- end }}
+  {{- with $np.kubernetesAPI.cidrs }}
+  to:
+  {{- range . }}
+  - ipBlock:
+      cidr: {{ . }}
+  {{- end }}
+  {{- end }}
+{{- if .Values.archive.enabled }}
+- ports:
+  - protocol: TCP
+    port: {{ $np.archive.port }}
+  {{- with $np.archive.to }}
+  to:
+    {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end }}
+{{- end }}
