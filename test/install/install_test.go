@@ -90,6 +90,21 @@ func TestValuesSchemaRefusesTypos(t *testing.T) {
 		{name: "archive pool of zero", values: "archive:\n  maxConns:\n    manager: 0\n", want: "manager"},
 		{name: "archive batch size too large", values: "archive:\n  batchSize: 1001\n", want: "batchSize"},
 		{name: "archive secret name not a name", values: "archive:\n  existingSecret:\n    name: My_Secret\n", want: "name"},
+		{name: "misspelt network policy key", values: "networkPolicy:\n  enabeld: true\n", want: "enabeld"},
+		{name: "network policy peer not a peer", values: "networkPolicy:\n  apiserver:\n    from:\n    - namespace: ingress\n", want: "namespace"},
+		{name: "egress except not a CIDR", values: "networkPolicy:\n  manager:\n    egressExcept: [10.0.0.0]\n", want: "egressExcept"},
+		{name: "kubernetes API without ports", values: "networkPolicy:\n  kubernetesAPI:\n    ports: []\n", want: "ports"},
+		{name: "misspelt service monitor key in a --set", set: []string{"serviceMonitor.intervall=30s"}, want: "intervall"},
+		{name: "scrape interval not a duration", values: "serviceMonitor:\n  interval: 30 seconds\n", want: "interval"},
+		{name: "misspelt alert threshold", values: "prometheusRule:\n  thresholds:\n    apiErrorRate: 0.1\n", want: "apiErrorRate"},
+		{name: "error ratio above 1", values: "prometheusRule:\n  thresholds:\n    apiErrorRatio: 5\n", want: "apiErrorRatio"},
+		{name: "runbook base with an anchor", values: "prometheusRule:\n  runbookBaseURL: https://x.example.com/ops.md#top\n", want: "runbookBaseURL"},
+		{name: "misspelt dashboard key", values: "grafanaDashboard:\n  label:\n    grafana_dashboard: \"1\"\n", want: "label"},
+		{name: "metrics secure not a boolean", values: "metrics:\n  secure: \"no\"\n", want: "secure"},
+		{name: "metrics reader without a namespace", values: "metrics:\n  readerServiceAccounts:\n  - name: prometheus\n", want: "namespace"},
+		{name: "apiserver metrics on the API port", values: "apiserver:\n  metrics:\n    port: 8443\n", want: "port"},
+		{name: "manager budget of zero", values: "podDisruptionBudget:\n  maxUnavailable: 0\n", want: "maxUnavailable"},
+		{name: "negative grace period", values: "apiserver:\n  terminationGracePeriodSeconds: -1\n", want: "terminationGracePeriodSeconds"},
 	}
 	dir := t.TempDir()
 	for i, tc := range cases {
@@ -159,6 +174,9 @@ func TestInstallDryRun(t *testing.T) {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace, Labels: pss}}); err != nil {
 		t.Fatalf("creating namespace %s: %v", namespace, err)
 	}
+	// The Prometheus Operator's kinds (serviceMonitor.enabled, prometheusRule.enabled,
+	// config/prometheus): minimal CRDs, the operator is not installed.
+	installMonitoringCRDs(ctx, t, c)
 
 	// The check has teeth: the API server refuses an unknown field or an invalid value, and warns
 	// about a pod template the namespace's Pod Security Standard would refuse.
@@ -223,6 +241,7 @@ func TestInstallDryRun(t *testing.T) {
 			// them when off; the notes say which.
 			want := archiveWantFromValues(t, vs)
 			checkArchive(t, objs, want)
+			checkOperations(t, objs, opsWantFromValues(t, vs))
 			if note := map[bool]string{true: "History archive (PostgreSQL)", false: "The history archive is off"}[want.on]; !strings.Contains(out, note) {
 				t.Errorf("the install notes do not say %q:\n%s", note, out)
 			}
@@ -249,6 +268,29 @@ func TestInstallDryRun(t *testing.T) {
 		requireObjects(t, objs, crdCount(t), slices.Concat(sharedObjects, []string{
 			"Namespace/paygate-system", "ClusterRole/paygate-viewer", "ClusterRole/paygate-config-editor"})...)
 		checkArchive(t, objs, archiveWant{})
+		checkOperations(t, objs, configDefaultOps)
+	})
+
+	// config/default with config/prometheus (ServiceMonitors and the PrometheusRule) on top.
+	t.Run("kustomize/config/prometheus", func(t *testing.T) {
+		var objs []object
+		for _, dir := range []string{"default", "prometheus"} {
+			k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+			m, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(moduleRoot(t), "config", dir))
+			if err != nil {
+				t.Fatalf("kustomize build config/%s: %v", dir, err)
+			}
+			out, err := m.AsYaml()
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs = append(objs, parse(t, out)...)
+		}
+		dryRunApply(ctx, t, c, warnings, ofKind(objs, "ServiceMonitor"))
+		dryRunApply(ctx, t, c, warnings, ofKind(objs, "PrometheusRule"))
+		w := configDefaultOps
+		w.serviceMonitor, w.prometheusRule = true, true
+		checkOperations(t, objs, w)
 	})
 
 	// config/default with the optional config/archive component (docs/deploy.md).
@@ -287,6 +329,8 @@ var sharedObjects = []string{
 	"ServiceAccount/paygate-apiserver", "ClusterRole/paygate-apiserver", "ClusterRoleBinding/paygate-apiserver",
 	"Deployment/paygate-apiserver", "Service/paygate-apiserver", "PodDisruptionBudget/paygate-apiserver",
 	"ClusterRole/paygate-payout-resolver",
+	"ClusterRole/paygate-metrics-reader", "Service/paygate-apiserver-metrics",
+	"Role/paygate-apiserver", "RoleBinding/paygate-apiserver",
 }
 
 // deployment is a minimal Deployment that complies with the restricted Pod Security Standard.
