@@ -50,14 +50,7 @@ var (
 	}
 	// pendingMetrics were being added to the Go sources when the alerts were written: a missing
 	// one is reported in the log rather than failing. Remove a name once it is defined.
-	pendingMetrics = []string{
-		"paygate_payments_overdue",
-		"paygate_api_requests_total",
-		"paygate_api_request_duration_seconds",
-		"paygate_api_rate_limited_total",
-		"paygate_api_auth_failures_total",
-		"paygate_api_idempotent_replays_total",
-	}
+	pendingMetrics = []string{}
 	// libraryMetrics come from controller-runtime and client-go.
 	libraryMetrics = []string{
 		"controller_runtime_reconcile_total",

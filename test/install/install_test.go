@@ -330,7 +330,7 @@ var sharedObjects = []string{
 	"Deployment/paygate-apiserver", "Service/paygate-apiserver", "PodDisruptionBudget/paygate-apiserver",
 	"ClusterRole/paygate-payout-resolver",
 	"ClusterRole/paygate-metrics-reader", "Service/paygate-apiserver-metrics",
-	"Role/paygate-apiserver", "RoleBinding/paygate-apiserver",
+	"Role/paygate-apiserver-replicas", "RoleBinding/paygate-apiserver-replicas",
 }
 
 // deployment is a minimal Deployment that complies with the restricted Pod Security Standard.

@@ -362,7 +362,7 @@ func checkRBAC(t *testing.T, objs []object, want opsWant) {
 		convert(t, o, &r)
 		if slices.ContainsFunc(r.Rules, func(p rbacv1.PolicyRule) bool {
 			return slices.Contains(p.Resources, "leases") && slices.Contains(p.Verbs, "create")
-		}) && strings.HasSuffix(r.Name, "-apiserver") {
+		}) && strings.HasSuffix(r.Name, "-apiserver-replicas") {
 			apiserverRoles++
 		}
 	}
