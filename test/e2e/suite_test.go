@@ -39,7 +39,7 @@ var (
 	api     *apiserver.Runtime
 	// identities are the chart's service accounts the manager and the apiserver act as.
 	identities *testenv.Identities
-	sandbox = provider.NewSandbox(provider.SandboxOptions{})
+	sandbox    = provider.NewSandbox(provider.SandboxOptions{})
 )
 
 func TestE2E(t *testing.T) {
