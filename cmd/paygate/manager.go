@@ -54,6 +54,7 @@ type managerOptions struct {
 	archiveInterval  time.Duration
 	archiveBatchSize int
 	ledgerRecount    time.Duration
+	shutdownTimeout  time.Duration
 }
 
 func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProbe string) {
@@ -80,6 +81,7 @@ func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProb
 	fs.DurationVar(&o.archiveRetention.WebhookDeliveries, "archive-webhook-deliveries-after", controllers.DefaultRetention, "How long a finished webhook delivery stays in etcd before it is archived; 0 keeps them in etcd (those of an archived object leave with it).")
 	fs.DurationVar(&o.archiveInterval, "archive-interval", time.Minute, "Pause between archiver passes.")
 	fs.IntVar(&o.archiveBatchSize, "archive-batch-size", 100, "Most objects archived in one transaction.")
+	fs.DurationVar(&o.shutdownTimeout, "graceful-shutdown-timeout", 25*time.Second, "How long, on SIGTERM, reconciles in progress may take to finish before the process exits (keep it below the pod's terminationGracePeriodSeconds).")
 	fs.DurationVar(&o.ledgerRecount, "ledger-recount-interval", controllers.DefaultLedgerRecount, "How often each merchant's balance is recounted from every live payment to check the incremental sums.")
 	o.zapOptions.BindFlags(fs)
 }
@@ -159,10 +161,15 @@ func newManager(cfg *rest.Config, opts managerOptions, store *archive.Store) (ct
 		LeaderElection:          opts.leaderElect,
 		LeaderElectionID:        "paygate-manager.paygate.dev",
 		LeaderElectionNamespace: opts.leaderNS,
-		LeaseDuration:           &opts.leaseDuration,
-		RenewDeadline:           &opts.renewDeadline,
-		RetryPeriod:             &opts.retryPeriod,
-		Cache:                   kube.CacheOptions(),
+		// On SIGTERM the leader finishes its reconciles and gives the Lease up, so a standby takes
+		// over at once instead of after the lease duration. Every reconcile is safe to cut short
+		// (writes ahead, idempotent names), and the process exits right after.
+		LeaderElectionReleaseOnCancel: true,
+		GracefulShutdownTimeout:       &opts.shutdownTimeout,
+		LeaseDuration:                 &opts.leaseDuration,
+		RenewDeadline:                 &opts.renewDeadline,
+		RetryPeriod:                   &opts.retryPeriod,
+		Cache:                         kube.CacheOptions(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)

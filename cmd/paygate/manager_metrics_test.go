@@ -113,3 +113,46 @@ func TestManagerMetricsAreAuthenticated(t *testing.T) {
 		}
 	}
 }
+
+// TestManagerReleasesLeadershipOnShutdown: a leader stopped by SIGTERM (its context ends) gives
+// its Lease up, so a standby takes over at its next retry instead of after the lease duration.
+func TestManagerReleasesLeadershipOnShutdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs etcd and kube-apiserver")
+	}
+	env, err := testenv.Start()
+	if err != nil {
+		t.Fatalf("starting the control plane (make controlplane): %v", err)
+	}
+	defer env.Stop()
+	opts := managerOptions{metricsAddr: "0", probeAddr: "0", leaderElect: true, leaderNS: "default",
+		leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second, shutdownTimeout: 10 * time.Second,
+		webhookSchedule: "0s", archiveInterval: time.Minute, archiveBatchSize: 100, ledgerRecount: time.Minute}
+	mgr, err := newManager(env.Config, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	holder := func() string {
+		l, err := cs.CoordinationV1().Leases("default").Get(context.Background(), "paygate-manager.paygate.dev", metav1.GetOptions{})
+		if err != nil || l.Spec.HolderIdentity == nil {
+			return ""
+		}
+		return *l.Spec.HolderIdentity
+	}
+	for deadline := time.Now().Add(time.Minute); holder() == ""; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the manager never became leader")
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("the manager stopped with %v", err)
+	}
+	if h := holder(); h != "" {
+		t.Fatalf("the Lease is still held by %q after shutdown: a standby would wait the lease duration", h)
+	}
+}
