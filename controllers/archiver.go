@@ -33,6 +33,7 @@ type ArchiveStore interface {
 	Count(ctx context.Context, kind archive.Kind) (int64, error)
 	ArchivedLive(ctx context.Context) ([]archive.LiveEntry, error)
 	ForgetLive(ctx context.Context, uids []string) error
+	Ping(ctx context.Context) error
 }
 
 // Retention is how long a terminal object of each kind stays in etcd before it is archived; 0
@@ -138,11 +139,13 @@ type PassResult struct {
 }
 
 // archiveUnit is an object due for the archive with the objects it owns: archived in one
-// transaction, deleted owned objects first, the owner only when every owned object is gone.
+// transaction, then deleted owner first. A controller that sees an owned delivery disappear
+// reconciles its owner; it must find the owner gone (its live read says so), or it would send
+// that event again.
 type archiveUnit struct {
 	kind  archive.Kind
 	since time.Time
-	// objects in delete order: the owner last.
+	// objects in delete order: the owner first, then what it owns.
 	objects []client.Object
 }
 
@@ -152,6 +155,9 @@ type archiveSnapshot struct {
 	payouts    []paygatev1.Payout
 	invoices   []paygatev1.Invoice
 	deliveries []paygatev1.WebhookDelivery
+	// owners are the UIDs of the live objects that own deliveries and are never archived
+	// (subscriptions).
+	owners map[types.UID]bool
 }
 
 // Pass archives every object due now, in batches; it stops at the first batch the archive
@@ -184,11 +190,18 @@ func (a *Archiver) Pass(ctx context.Context) (PassResult, error) {
 		}
 		batch := units[start:end]
 		if err := a.archiveBatch(ctx, batch, &res); err != nil {
-			passErr = err
-			for _, u := range units[start:] {
+			var refused []archiveUnit
+			batch, refused, err = a.archiveOneByOne(ctx, batch, err, &res)
+			for _, u := range refused {
 				note(u.kind, u.since)
 			}
-			break
+			if err != nil {
+				passErr = err
+				for _, u := range units[end:] {
+					note(u.kind, u.since)
+				}
+				break
+			}
 		}
 		for _, u := range batch {
 			if !a.deleteUnit(ctx, u, &res) {
@@ -225,17 +238,22 @@ func (a *Archiver) snapshot(ctx context.Context) (*archiveSnapshot, error) {
 	// Read-only: the objects are marshalled into the archive, never modified, so the cache's
 	// objects are read without copies.
 	var (
-		payments   paygatev1.PaymentList
-		payouts    paygatev1.PayoutList
-		invoices   paygatev1.InvoiceList
-		deliveries paygatev1.WebhookDeliveryList
+		payments      paygatev1.PaymentList
+		payouts       paygatev1.PayoutList
+		invoices      paygatev1.InvoiceList
+		deliveries    paygatev1.WebhookDeliveryList
+		subscriptions paygatev1.SubscriptionList
 	)
-	for _, l := range []client.ObjectList{&payments, &payouts, &invoices, &deliveries} {
+	for _, l := range []client.ObjectList{&payments, &payouts, &invoices, &deliveries, &subscriptions} {
 		if err := a.Client.List(ctx, l, client.InNamespace(a.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 			return nil, fmt.Errorf("listing %T: %w", l, err)
 		}
 	}
-	return &archiveSnapshot{payments: payments.Items, payouts: payouts.Items, invoices: invoices.Items, deliveries: deliveries.Items}, nil
+	owners := map[types.UID]bool{}
+	for i := range subscriptions.Items {
+		owners[subscriptions.Items[i].UID] = true
+	}
+	return &archiveSnapshot{payments: payments.Items, payouts: payouts.Items, invoices: invoices.Items, deliveries: deliveries.Items, owners: owners}, nil
 }
 
 func (a *Archiver) retentionOf(k archive.Kind) time.Duration {
@@ -260,6 +278,19 @@ func (a *Archiver) plan(s *archiveSnapshot, now time.Time) (units, blocked []arc
 		for _, o := range d.OwnerReferences {
 			deliveriesOf[o.UID] = append(deliveriesOf[o.UID], d)
 		}
+	}
+	live := map[types.UID]bool{} // every live object that may own deliveries
+	for uid := range s.owners {
+		live[uid] = true
+	}
+	for i := range s.payments {
+		live[s.payments[i].UID] = true
+	}
+	for i := range s.payouts {
+		live[s.payouts[i].UID] = true
+	}
+	for i := range s.invoices {
+		live[s.invoices[i].UID] = true
 	}
 	invoiceUIDs := map[types.UID]bool{}
 	latest := map[string][]int32{} // namespace/subscription → its two highest periods
@@ -309,6 +340,7 @@ func (a *Archiver) plan(s *archiveSnapshot, now time.Time) (units, blocked []arc
 		for _, o := range u.objects {
 			claimed[o.GetUID()] = true
 		}
+		slices.Reverse(u.objects) // built owned-first; deleted owner-first
 		units = append(units, u)
 	}
 
@@ -353,8 +385,8 @@ func (a *Archiver) plan(s *archiveSnapshot, now time.Time) (units, blocked []arc
 	for i := range s.deliveries {
 		d := &s.deliveries[i]
 		since := deliveryFinishedAt(d)
-		if claimed[d.UID] || !archive.DeliveryFinished(d) || !due(archive.KindWebhookDelivery, since) {
-			continue
+		if claimed[d.UID] || !archive.DeliveryFinished(d) || !due(archive.KindWebhookDelivery, since) || ownedByLive(d, live) {
+			continue // a delivery leaves with its owner; alone only once its owner is gone
 		}
 		add(archiveUnit{kind: archive.KindWebhookDelivery, since: since, objects: []client.Object{d}}, true)
 	}
@@ -404,6 +436,29 @@ func (a *Archiver) archiveBatch(ctx context.Context, units []archiveUnit, res *P
 		metrics.ArchivedObjects.WithLabelValues(string(k)).Add(float64(n))
 	}
 	return nil
+}
+
+// archiveOneByOne handles a batch the archive did not commit. When the database does not answer,
+// it returns the error: the pass stops and backs off, nothing deleted. When it answers, the batch
+// held an object the archive refuses (a name archived under another UID, money that changed): the
+// units are archived one by one, and those refused wait in etcd, logged and counted, instead of
+// stopping every later pass at the same batch.
+func (a *Archiver) archiveOneByOne(ctx context.Context, batch []archiveUnit, batchErr error, res *PassResult) (written, refused []archiveUnit, err error) {
+	if pingErr := a.Store.Ping(ctx); pingErr != nil || ctx.Err() != nil {
+		return nil, batch, batchErr
+	}
+	for _, u := range batch {
+		if err := a.archiveBatch(ctx, []archiveUnit{u}, res); err != nil {
+			metrics.ArchiveErrors.WithLabelValues("refused").Inc()
+			first := u.objects[0]
+			a.Log.Error(err, "The archive refuses an object; it stays in etcd", "kind", string(u.kind),
+				"namespace", first.GetNamespace(), "name", first.GetName())
+			refused = append(refused, u)
+			continue
+		}
+		written = append(written, u)
+	}
+	return written, refused, nil
 }
 
 // deleteUnit deletes a committed unit's objects from etcd, owned objects first, each only if it
@@ -500,6 +555,17 @@ func kindOf(o client.Object) archive.Kind {
 	default:
 		return archive.KindWebhookDelivery
 	}
+}
+
+// ownedByLive reports whether a delivery's owner is still live: the delivery stays with it (the
+// owner's controller reads it to know the event was sent).
+func ownedByLive(d *paygatev1.WebhookDelivery, live map[types.UID]bool) bool {
+	for _, o := range d.OwnerReferences {
+		if live[o.UID] {
+			return true
+		}
+	}
+	return false
 }
 
 // topTwo keeps the two highest distinct periods.

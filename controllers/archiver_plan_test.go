@@ -105,7 +105,7 @@ func TestArchiverPlan(t *testing.T) {
 					planDelivery("newer-completed", "uid-newer", paygatev1.DeliveryDelivered, 6*24*time.Hour),
 				},
 			},
-			wantUnits: []string{"payments:older", "payments:newer-completed,newer"},
+			wantUnits: []string{"payments:older", "payments:newer,newer-completed"}, // owner first
 		},
 		{
 			name:      "a payment whose delivery is still retrying waits, and counts in the lag",
@@ -127,10 +127,10 @@ func TestArchiverPlan(t *testing.T) {
 					planDelivery("po-completed", "uid-po", paygatev1.DeliveryDelivered, 30*24*time.Hour),
 				},
 			},
-			wantUnits: []string{"payments:p-completed,p"},
+			wantUnits: []string{"payments:p,p-completed"},
 		},
 		{
-			name:      "payouts leave only when terminal; a finished delivery of a live owner leaves alone",
+			name:      "payouts leave only when terminal; a delivery stays while its owner is live, and leaves alone once it is gone",
 			retention: all,
 			snap: archiveSnapshot{
 				payouts: []paygatev1.Payout{
@@ -139,9 +139,12 @@ func TestArchiverPlan(t *testing.T) {
 				},
 				deliveries: []paygatev1.WebhookDelivery{
 					planDelivery("processing-started", "uid-processing", paygatev1.DeliveryDelivered, 9*24*time.Hour),
+					planDelivery("orphan-completed", "uid-gone", paygatev1.DeliveryDelivered, 9*24*time.Hour),
+					planDelivery("sub-created", "uid-sub", paygatev1.DeliveryDelivered, 90*24*time.Hour),
 				},
+				owners: map[types.UID]bool{"uid-sub": true},
 			},
-			wantUnits: []string{"payouts:paid", "webhook_deliveries:processing-started"},
+			wantUnits: []string{"payouts:paid", "webhook_deliveries:orphan-completed"},
 		},
 		{
 			name:      "a subscription's two latest invoices stay; an older one leaves with its charges and their deliveries",
@@ -162,7 +165,7 @@ func TestArchiverPlan(t *testing.T) {
 					planDelivery("sub-1-paid", "uid-sub-1", paygatev1.DeliveryDelivered, 60*24*time.Hour),
 				},
 			},
-			wantUnits: []string{"invoices:c1a,c1b-completed,c1b,sub-1-paid,sub-1"},
+			wantUnits: []string{"invoices:sub-1,sub-1-paid,c1b,c1b-completed,c1a"}, // owner first
 		},
 		{
 			name:      "an invoice with a charge still pending waits",

@@ -130,6 +130,10 @@ var _ = Describe("Archiving settled history", func() {
 		Expect(payments).To(ConsistOf(open.Name), "the pending payment stays live")
 		Expect(payouts).To(BeEmpty())
 		Expect(left).To(BeZero())
+		Consistently(func(g Gomega) {
+			_, _, left := live(g)
+			g.Expect(left).To(BeZero(), "an archived payment or payout must not send its event again")
+		}, "2s", "100ms").Should(Succeed())
 		for _, p := range before.Items {
 			if p.Name == open.Name {
 				continue
@@ -197,6 +201,31 @@ var _ = Describe("Archiving settled history", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Archived).To(BeEmpty())
 		Expect(res.Deleted).To(BeEmpty())
+	})
+
+	It("keeps archiving when the archive refuses one object, which stays in etcd", func() {
+		settle(ns, paygatev1.EnvironmentSandbox, gw, 2, "10000")
+		var ps paygatev1.PaymentList
+		Expect(k8s.List(ctx, &ps, client.InNamespace(ns))).To(Succeed())
+		Expect(ps.Items).To(HaveLen(2))
+		// A row with the first payment's name under another UID: the archive refuses the payment
+		// (names are the API's ids).
+		impostor := ps.Items[0].DeepCopy()
+		impostor.UID = "impostor-" + impostor.UID
+		_, err := archiveStore.ArchivePayments(ctx, []paygatev1.Payment{*impostor})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(archiveStore.ForgetLive(ctx, []string{string(impostor.UID)})).To(Succeed())
+
+		now.Step(2 * time.Hour)
+		for range 2 { // and again: a refused object never stops a pass
+			_, err := archiverFor(archiveStore).Pass(ctx)
+			Expect(err).NotTo(HaveOccurred())
+		}
+		payments, _, _ := live(Default)
+		Expect(payments).To(ConsistOf(ps.Items[0].Name), "the refused payment stays; the other is archived")
+		got, err := archiveStore.GetPayment(ctx, ns, ps.Items[1].Name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got.UID).To(Equal(ps.Items[1].UID))
 	})
 
 	It("deletes nothing while PostgreSQL is down, leaves live traffic alone, and catches up when it returns", func() {

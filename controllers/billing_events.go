@@ -106,7 +106,7 @@ func (r *SubscriptionReconciler) emit(ctx context.Context, s *subscriptionScope,
 		name = webhookevents.OccurrenceDeliveryName(uid, eventType, occurrence)
 	}
 	sub := s.sub
-	return emitOnce(ctx, r.Client, r.Clock.Now(), webhookEvent{
+	return emitOnce(ctx, r.Client, r.APIReader, r.Clock.Now(), webhookEvent{
 		source: webhookevents.Source{Kind: kind, Object: obj, Merchant: sub.Spec.MerchantRef.Name,
 			Env: sub.Spec.Environment, Occurrence: occurrence},
 		eventType: eventType,

@@ -36,12 +36,27 @@ type webhookEvent struct {
 // under one of its names. An event is born once whatever passes repeat: its name derives from the
 // source's UID and the event type (and occurrence), and the API server refuses a second create.
 // It reports whether this call created it.
-func emitOnce(ctx context.Context, c client.Client, now time.Time, e webhookEvent) (bool, error) {
+//
+// live, when set, is read before the create: a source the API server no longer holds (the
+// archiver deleted it after archiving it and its deliveries, owner first) gets no event again,
+// whatever the cache still shows.
+func emitOnce(ctx context.Context, c client.Client, live client.Reader, now time.Time, e webhookEvent) (bool, error) {
 	obj := e.source.Object.(client.Object)
 	for _, name := range e.names {
 		existing := &paygatev1.WebhookDelivery{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, existing); err == nil || !apierrors.IsNotFound(err) {
 			return false, client.IgnoreNotFound(err)
+		}
+	}
+	if live != nil {
+		current := obj.DeepCopyObject().(client.Object)
+		switch err := live.Get(ctx, client.ObjectKeyFromObject(obj), current); {
+		case apierrors.IsNotFound(err):
+			return false, nil
+		case err != nil:
+			return false, fmt.Errorf("reading %s before its %s event: %w", obj.GetName(), e.eventType, err)
+		case current.GetUID() != obj.GetUID():
+			return false, nil
 		}
 	}
 	target, err := e.target()

@@ -447,7 +447,7 @@ func (r *PaymentReconciler) emitEvent(ctx context.Context, p *paygatev1.Payment)
 		// invoice.paid or invoice.payment_failed, which carry its trx_id (docs/billing.md, Events).
 		return nil
 	}
-	created, err := emitOnce(ctx, r.Client, r.Clock.Now(), webhookEvent{
+	created, err := emitOnce(ctx, r.Client, r.APIReader, r.Clock.Now(), webhookEvent{
 		source:    webhookevents.Source{Kind: "Payment", Object: p, Merchant: p.Spec.MerchantRef.Name, Env: p.Spec.Environment},
 		eventType: eventType,
 		names:     webhookevents.DeliveryNames(string(p.UID), eventType),

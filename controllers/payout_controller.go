@@ -49,6 +49,8 @@ const DefaultPayoutAmbiguousAfter = 30 * time.Minute
 // unknown is resolved by status queries, never by a second disbursement.
 type PayoutReconciler struct {
 	client.Client
+	// APIReader reads live (a payout the archiver deleted gets no event again); nil skips it.
+	APIReader client.Reader
 	Recorder  events.EventRecorder
 	Providers Providers
 	// Clock is the controller's time source.
@@ -388,7 +390,7 @@ func attemptInFlight(phase paygatev1.AttemptPhase) bool {
 // the event type. It also counts the payout in paygate_payouts_total, once, where the event is born.
 func (r *PayoutReconciler) emitEvent(ctx context.Context, p *paygatev1.Payout) error {
 	eventType := webhookevents.PayoutEventType(p)
-	created, err := emitOnce(ctx, r.Client, r.Clock.Now(), webhookEvent{
+	created, err := emitOnce(ctx, r.Client, r.APIReader, r.Clock.Now(), webhookEvent{
 		source:    webhookevents.Source{Kind: "Payout", Object: p, Merchant: p.Spec.MerchantRef.Name, Env: p.Spec.Environment},
 		eventType: eventType,
 		names:     []string{webhookevents.DeliveryName(string(p.UID), eventType)},

@@ -107,7 +107,7 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("setting up the balance controller: %w", err)
 	}
 	if err := (&PayoutReconciler{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("payout-controller"), Providers: opts.Providers,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("payout-controller"), Providers: opts.Providers,
 		Clock: opts.Clock, PollInterval: opts.PollInterval, AmbiguousAfter: opts.PayoutAmbiguousAfter, CallbackURL: opts.CallbackURL,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the payout controller: %w", err)

@@ -32,10 +32,10 @@ var (
 		Name: "paygate_archive_rows",
 		Help: "Rows in each archive table as of the archiver's last pass, by kind.",
 	}, []string{"kind"})
-	// ArchiveErrors counts failed archiver steps, by stage (migrate, archive, delete, count).
+	// ArchiveErrors counts failed archiver steps, by stage (migrate, archive, refused, delete, forget, count).
 	ArchiveErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "paygate_archive_errors_total",
-		Help: "Archiver steps that failed, by stage (migrate, archive, delete, count).",
+		Help: "Archiver steps that failed, by stage (migrate, archive, refused, delete, forget, count).",
 	}, []string{"stage"})
 	// ArchivePasses counts archiver passes, by result (ok, error).
 	ArchivePasses = prometheus.NewCounterVec(prometheus.CounterOpts{
