@@ -1,0 +1,56 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+// Command paygate-bench runs Paygate's benchmark table (docs/performance.md): `make bench` (about
+// 15 minutes on a 2-core machine) or `make bench-quick` (BENCH_QUICK=1: every row with tiny
+// counts, a few minutes). BENCH_* variables size the run (test/bench/driver.Settings). Progress
+// goes to stderr; the table to stdout; logs, profiles and results.json stay in the output
+// directory (BENCH_OUT, else a new directory under $TMPDIR), whose path is printed.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/paygate/paygate/test/bench/driver"
+)
+
+func main() {
+	s, err := driver.FromEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// Every run ends by itself: no more than an hour whatever happens.
+	ctx, cancel := context.WithTimeout(ctx, time.Hour)
+	defer cancel()
+	rep, err := driver.Run(ctx, s, driver.Logger(os.Stderr))
+	if rep != nil && len(rep.Rows) > 0 {
+		fmt.Println()
+		fmt.Print(driver.Markdown(rep.Rows))
+		fmt.Println()
+		fmt.Println("CPU milliseconds per operation, by process:")
+		fmt.Println()
+		fmt.Print(driver.CPUTable(rep))
+		fmt.Printf("\n%s, %d cores, %s; %s; started %s, took %s. Logs, profiles and results.json: %s\n",
+			rep.Machine.CPU, rep.Machine.Cores, rep.Machine.Go, mode(s), rep.Started.Format(time.RFC3339),
+			rep.Finished.Sub(rep.Started).Round(time.Second), rep.Dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "paygate-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func mode(s driver.Settings) string {
+	if s.Quick {
+		return "BENCH_QUICK=1"
+	}
+	return "full run"
+}

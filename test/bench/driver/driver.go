@@ -1,0 +1,735 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+// Package driver runs Paygate's benchmark table (docs/performance.md, `make bench`): it builds the
+// production paygate binary, starts etcd and kube-apiserver (envtest), the manager and the
+// apiserver as separate processes, a merchant world and a webhook receiver, then runs the load
+// generator (test/bench/cmd/paygate-load) as a separate process for every row, and prints one
+// table with each figure, its ratio to the floor measured in the same run, and the issue's
+// targets.
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/pkg/paygate"
+	"github.com/paygate/paygate/test/bench/load"
+	"github.com/paygate/paygate/test/testenv"
+)
+
+// Report is everything a run measured (results.json in the output directory).
+type Report struct {
+	Settings Settings  `json:"settings"`
+	Machine  Machine   `json:"machine"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	Dir      string    `json:"dir"`
+
+	// Results of the load tool, by row key (create-raw-16, verify-open, e2e-50, ...).
+	Results map[string]*load.Result `json:"results"`
+	// CPU seconds each process used during each row.
+	CPU map[string]map[string]float64 `json:"cpu_seconds"`
+	// Heaps by stage (base, live-10000, pre-100000, live-100000) and process.
+	Heaps map[string]map[string]Heap `json:"heaps"`
+	// Backlog is the manager's work queue depth when each load row ended.
+	Backlog map[string]float64 `json:"backlog"`
+
+	E2ESteps    []E2EStep  `json:"e2e_steps"`
+	Sustainable float64    `json:"sustainable_rate"`
+	Events      EventCheck `json:"events"`
+	Storage     Storage    `json:"storage"`
+	Profiles    []string   `json:"profiles,omitempty"`
+
+	Rows []Row `json:"rows"`
+}
+
+// Machine describes where the run ran.
+type Machine struct {
+	CPU       string `json:"cpu"`
+	Cores     int    `json:"cores"`
+	MemoryGiB int    `json:"memory_gib"`
+	Go        string `json:"go"`
+	Kernel    string `json:"kernel"`
+	Load      string `json:"loadavg_at_start"`
+}
+
+// E2EStep is one step of the search for the highest sustainable end-to-end rate.
+type E2EStep struct {
+	Rate        float64 `json:"rate"`
+	Sustainable bool    `json:"sustainable"`
+	Why         string  `json:"why,omitempty"`
+	P50         float64 `json:"p50_ms"`
+	P99         float64 `json:"p99_ms"`
+	Result      string  `json:"result"`
+}
+
+// Storage is the storage row: payments through their whole life (create, push, settlement,
+// webhook delivered) in a namespace of their own, then what etcd holds for them.
+type Storage struct {
+	Payments          int64   `json:"payments"`
+	PaymentBytes      int64   `json:"payment_bytes"`
+	DeliveryKeys      int64   `json:"delivery_keys"`
+	DeliveryBytes     int64   `json:"delivery_bytes"`
+	EventKeys         int64   `json:"event_keys"`
+	EventBytes        int64   `json:"event_bytes"`
+	Writes            int64   `json:"writes"`          // etcd revisions during the run (every writer)
+	DBGrowth          float64 `json:"db_growth_bytes"` // etcd_mvcc_db_total_size_in_use_in_bytes after - before
+	PerPayment        float64 `json:"bytes_per_payment"`
+	WritesPerPayment  float64 `json:"writes_per_payment"`
+	DBGrowthPerPaymnt float64 `json:"db_growth_per_payment"`
+}
+
+// Run runs every row and returns the report; logf reports progress.
+func Run(ctx context.Context, s Settings, logf func(format string, args ...any)) (rep *Report, err error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	root, err := testenv.ModuleRoot()
+	if err != nil {
+		return nil, err
+	}
+	if s.OutDir == "" {
+		s.OutDir, err = os.MkdirTemp("", "paygate-bench-")
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range []string{"results", "profiles"} {
+		if err := os.MkdirAll(filepath.Join(s.OutDir, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	rep = &Report{Settings: s, Machine: machine(), Started: time.Now(), Dir: s.OutDir,
+		Results: map[string]*load.Result{}, CPU: map[string]map[string]float64{}, Heaps: map[string]map[string]Heap{},
+		Backlog: map[string]float64{}}
+	st := &stack{s: s, dir: s.OutDir, logf: logf, root: root}
+	defer st.stop()
+	b := &bench{st: st, rep: rep, logf: logf}
+
+	logf("bench: building paygate (production build, with the bench debug hook) and paygate-load into %s", s.OutDir)
+	if err := st.build(ctx); err != nil {
+		return rep, err
+	}
+	logf("bench: starting etcd and kube-apiserver")
+	if err := st.startControlPlane(); err != nil {
+		return rep, err
+	}
+	logf("bench: starting paygate manager and paygate apiserver")
+	if err := st.startServers(ctx); err != nil {
+		return rep, err
+	}
+	logf("bench: creating the gateway, merchants, plan, templates and the read set")
+	if err := st.setupWorld(ctx); err != nil {
+		return rep, err
+	}
+	err = b.rows(ctx)
+	rep.Finished = time.Now()
+	rep.Rows = Table(rep)
+	if werr := writeJSON(filepath.Join(s.OutDir, "results.json"), rep); werr != nil {
+		err = errors.Join(err, werr)
+	}
+	if werr := os.WriteFile(filepath.Join(s.OutDir, "table.md"), []byte(Markdown(rep.Rows)+"\n"+CPUTable(rep)), 0o644); werr != nil {
+		err = errors.Join(err, werr)
+	}
+	return rep, err
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+type bench struct {
+	st   *stack
+	rep  *Report
+	logf func(format string, args ...any)
+	// profileNext asks the next load run for CPU profiles.
+	profileNext *profileRequest
+}
+
+// rows runs the rows in an order that keeps each one's conditions: the reads and the verify
+// baseline while the seeded merchant holds VerifyBase payments, the list and the first memory
+// size before the create rows add their own payments, the largest size last.
+func (b *bench) rows(ctx context.Context) error {
+	s := b.st.s
+	if err := b.heapStage(ctx, "base"); err != nil {
+		return err
+	}
+	if err := b.seedTo(ctx, s.VerifyBase); err != nil {
+		return err
+	}
+	if err := b.absorb(ctx, s.VerifyBase); err != nil {
+		return err
+	}
+	if err := b.reads(ctx); err != nil {
+		return err
+	}
+	for i, n := range s.Live {
+		if i == 1 {
+			// The rows that add payments of their own run between the first size and the next.
+			if err := b.creates(ctx); err != nil {
+				return err
+			}
+			if err := b.e2e(ctx); err != nil {
+				return err
+			}
+			if err := b.storage(ctx); err != nil {
+				return err
+			}
+			if err := b.payoutsAndSubscriptions(ctx); err != nil {
+				return err
+			}
+		}
+		if err := b.liveStage(ctx, n, i == 0); err != nil {
+			return err
+		}
+	}
+	if len(s.Live) == 1 {
+		if err := b.creates(ctx); err != nil {
+			return err
+		}
+		if err := b.e2e(ctx); err != nil {
+			return err
+		}
+		if err := b.storage(ctx); err != nil {
+			return err
+		}
+		if err := b.payoutsAndSubscriptions(ctx); err != nil {
+			return err
+		}
+	}
+	if s.Profile {
+		for _, p := range []string{"manager", "apiserver"} {
+			path := filepath.Join(b.st.dir, "profiles", fmt.Sprintf("heap-%d-%s.pprof", s.Live[len(s.Live)-1], p))
+			if err := b.st.heapProfile(ctx, p, path); err != nil {
+				b.logf("bench: heap profile of the %s: %v", p, err)
+				continue
+			}
+			b.rep.Profiles = append(b.rep.Profiles, path)
+		}
+	}
+	return nil
+}
+
+// ---- running the load tool ----
+
+// cpuSnapshot is the CPU time of each long-lived process.
+func (b *bench) cpuSnapshot() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	pids := childrenNamed("etcd", "kube-apiserver")
+	pids["manager"], pids["apiserver"] = b.st.manager.pid(), b.st.apiserver.pid()
+	for name, pid := range pids {
+		if t, err := cpuTime(pid); err == nil {
+			out[name] = t
+		}
+	}
+	return out
+}
+
+// load runs the load tool for one row (key) and keeps its result and the CPU each process used.
+func (b *bench) load(ctx context.Context, key string, args ...string) (*load.Result, error) {
+	out := filepath.Join(b.st.dir, "results", key+".json")
+	args = append([]string{"-config", b.st.cfgPath, "-out", out, "-prefix", key + "-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)}, args...)
+	logPath := filepath.Join(b.st.dir, "results", key+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	cmd := exec.CommandContext(ctx, b.st.loadBin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	before := b.cpuSnapshot()
+	runErr := cmd.Start()
+	if runErr == nil {
+		wait := func() {}
+		if req := b.profileNext; req != nil {
+			b.profileNext = nil
+			wait = b.startProfiles(ctx, req)
+		}
+		runErr = cmd.Wait()
+		wait()
+	}
+	after := b.cpuSnapshot()
+	if runErr != nil {
+		tail, _ := os.ReadFile(logPath)
+		return nil, fmt.Errorf("paygate-load %s: %w\n%s", key, runErr, tail)
+	}
+	cpu := map[string]float64{}
+	for name, t := range after {
+		cpu[name] = (t - before[name]).Seconds()
+	}
+	if ps := cmd.ProcessState; ps != nil {
+		cpu["load"] = (ps.UserTime() + ps.SystemTime()).Seconds()
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		return nil, err
+	}
+	res := &load.Result{}
+	if err := json.Unmarshal(raw, res); err != nil {
+		return nil, err
+	}
+	b.rep.Results[key], b.rep.CPU[key] = res, cpu
+	if d, err := b.st.metric(ctx, "manager", "workqueue_depth"); err == nil {
+		b.rep.Backlog[key] = d
+	}
+	return res, nil
+}
+
+func (b *bench) closed(ctx context.Context, key, scenario, merchant string, concurrency int) (*load.Result, error) {
+	s := b.st.s
+	b.quiesce(ctx)
+	res, err := b.load(ctx, key, "-scenario", scenario, "-merchant", merchant, "-concurrency", strconv.Itoa(concurrency),
+		"-warmup", s.Warmup.String(), "-duration", s.Duration.String())
+	if err == nil {
+		b.logf("bench: %-22s %8.1f/s  p50 %7.2f ms  p99 %7.2f ms  errors %d", key, res.Throughput, res.Latency.P50, res.Latency.P99, res.Errors)
+	}
+	return res, err
+}
+
+func (b *bench) open(ctx context.Context, key, scenario, merchant string, rate float64) (*load.Result, error) {
+	s := b.st.s
+	b.quiesce(ctx)
+	res, err := b.load(ctx, key, "-scenario", scenario, "-merchant", merchant, "-rate", ftoa(rate),
+		"-warmup", s.Warmup.String(), "-duration", s.Duration.String())
+	if err == nil {
+		b.logf("bench: %-22s @%6.1f/s  p50 %7.2f ms  p99 %7.2f ms  errors %d dropped %d", key, rate, res.Latency.P50, res.Latency.P99, res.Errors, res.Dropped)
+	}
+	return res, err
+}
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func (b *bench) quiesce(ctx context.Context) {
+	if took, depth := b.st.quiesce(ctx, 3*time.Minute); took > 5*time.Second {
+		b.logf("bench: waited %s for the manager's queues to empty (depth now %.0f)", took.Round(time.Second), depth)
+	}
+}
+
+// profiled runs f with CPU profiles of the manager, the apiserver and kube-apiserver taken for
+// seconds from the start of f's load run (when profiling is on).
+func (b *bench) profiled(name string, seconds int, f func() error) error {
+	if b.st.s.Profile && seconds > 0 {
+		b.profileNext = &profileRequest{name: name, seconds: seconds}
+	}
+	defer func() { b.profileNext = nil }()
+	return f()
+}
+
+type profileRequest struct {
+	name    string
+	seconds int
+}
+
+// startProfiles starts the profiles of req; wait returns when they are written.
+func (b *bench) startProfiles(ctx context.Context, req *profileRequest) (wait func()) {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	take := func(process string, get func(path string) error) {
+		defer wg.Done()
+		path := filepath.Join(b.st.dir, "profiles", fmt.Sprintf("cpu-%s-%s.pprof", req.name, process))
+		if err := get(path); err != nil {
+			b.logf("bench: CPU profile of %s during %s: %v", process, req.name, err)
+			return
+		}
+		mu.Lock()
+		b.rep.Profiles = append(b.rep.Profiles, path)
+		mu.Unlock()
+	}
+	wg.Add(3)
+	for _, p := range []string{"manager", "apiserver"} {
+		go take(p, func(path string) error { return b.st.cpuProfile(ctx, p, req.seconds, path) })
+	}
+	go take("kube-apiserver", func(path string) error { return b.st.kubeAPIServerProfile(ctx, req.seconds, path) })
+	return wg.Wait
+}
+
+// ---- stages ----
+
+func (b *bench) heapStage(ctx context.Context, stage string) error {
+	live, err := b.st.livePayments(ctx, "")
+	if err != nil {
+		return err
+	}
+	hs := map[string]Heap{}
+	for _, p := range []string{"manager", "apiserver"} {
+		h, err := b.st.heap(ctx, p)
+		if err != nil {
+			return fmt.Errorf("heap of the %s: %w", p, err)
+		}
+		h.LivePayments = live
+		hs[p] = h
+	}
+	b.rep.Heaps[stage] = hs
+	b.logf("bench: heap at %-14s %7d live payments: manager %s, apiserver %s", stage, live, mib(hs["manager"].Alloc), mib(hs["apiserver"].Alloc))
+	return nil
+}
+
+func mib(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// seedTo seeds the bulk merchant up to n payments, and waits until the apiserver's cache and the
+// manager's balance count them all.
+func (b *bench) seedTo(ctx context.Context, n int) error {
+	bulk := b.st.cfg.Merchants["bulk"]
+	have, err := b.st.livePayments(ctx, bulk.Namespace)
+	if err != nil {
+		return err
+	}
+	missing := int64(n) - have
+	if missing <= 0 {
+		return nil
+	}
+	b.quiesce(ctx)
+	start := time.Now()
+	res, err := b.load(ctx, fmt.Sprintf("seed-%d", n), "-scenario", load.Seed, "-merchant", "bulk", "-via", b.st.s.SeedVia,
+		"-concurrency", strconv.Itoa(b.st.s.SeedConcurrency), "-max", strconv.FormatInt(missing, 10))
+	if err != nil {
+		return err
+	}
+	if res.Errors > 0 {
+		return fmt.Errorf("seeding: %d of %d payments failed, e.g. %v", res.Errors, missing, res.ErrorSamples)
+	}
+	wrote := time.Since(start)
+	// Each check sorts the merchant's payments in the apiserver: once a second.
+	if err := eventuallyEvery(ctx, "the servers see the seeded payments", time.Second, 15*time.Minute, func() error {
+		l, err := b.st.clients["bulk"].ListPayments(ctx, paygate.ListOptions{Limit: 1})
+		if err != nil {
+			return err
+		}
+		bal := &paygatev1.Balance{}
+		if err := b.st.k8s.Get(ctx, client.ObjectKey{Namespace: bulk.Namespace, Name: paygatev1.BalanceName(bulk.Name, paygatev1.EnvironmentSandbox)}, bal); err != nil {
+			return err
+		}
+		if l.Pagination.Total < n || bal.Status.ObservedPayments < int64(n) {
+			return fmt.Errorf("the apiserver lists %d, the balance observed %d", l.Pagination.Total, bal.Status.ObservedPayments)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	b.st.quiesce(ctx, 10*time.Minute)
+	b.logf("bench: seeded %d settled payments (%d now, via %s) in %s; the servers had them all and were idle %s later",
+		missing, n, b.st.s.SeedVia, wrote.Round(time.Second), (time.Since(start) - wrote).Round(time.Second))
+	return nil
+}
+
+func (b *bench) absorb(ctx context.Context, n int) error {
+	b.quiesce(ctx)
+	res, err := b.load(ctx, fmt.Sprintf("absorb-%d", n), "-scenario", load.Absorb, "-merchant", "bulk",
+		"-max", strconv.Itoa(b.st.s.AbsorbRepeats), "-timeout", "20m")
+	if err != nil {
+		return err
+	}
+	b.logf("bench: absorb one settled payment at %d payments: median %.1f ms, max %.1f ms", res.Absorb.Payments, res.Absorb.Median, res.Absorb.Max)
+	return nil
+}
+
+func (b *bench) reads(ctx context.Context) error {
+	s := b.st.s
+	for _, sc := range []string{load.GetRaw, load.Verify, load.GetREST} {
+		if _, err := b.closed(ctx, fmt.Sprintf("%s-%d", sc, s.ReadConcurrency), sc, "bulk", s.ReadConcurrency); err != nil {
+			return err
+		}
+	}
+	for _, sc := range []string{load.GetRaw, load.Verify, load.GetREST} {
+		if _, err := b.open(ctx, sc+"-open", sc, "bulk", s.ReadRate); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// liveStage seeds the bulk merchant to n payments and measures the heaps, the verify latency at
+// the fixed rate and the balance; the first stage also runs the list row.
+func (b *bench) liveStage(ctx context.Context, n int, first bool) error {
+	if !first {
+		b.quiesce(ctx)
+		if err := b.heapStage(ctx, fmt.Sprintf("pre-%d", n)); err != nil {
+			return err
+		}
+	}
+	if err := b.seedTo(ctx, n); err != nil {
+		return err
+	}
+	if err := b.heapStage(ctx, fmt.Sprintf("live-%d", n)); err != nil {
+		return err
+	}
+	if first {
+		if _, err := b.closed(ctx, fmt.Sprintf("list-%d", b.st.s.ReadConcurrency), load.List, "bulk", b.st.s.ReadConcurrency); err != nil {
+			return err
+		}
+	}
+	if _, err := b.open(ctx, fmt.Sprintf("verify-open-%d", n), load.Verify, "bulk", b.st.s.ReadRate); err != nil {
+		return err
+	}
+	return b.absorb(ctx, n)
+}
+
+func (b *bench) creates(ctx context.Context) error {
+	s := b.st.s
+	for _, c := range s.Concurrency {
+		if _, err := b.closed(ctx, fmt.Sprintf("create-raw-%d", c), load.CreateRaw, "shop", c); err != nil {
+			return err
+		}
+		key := fmt.Sprintf("create-rest-%d", c)
+		run := func() error { _, err := b.closed(ctx, key, load.CreateREST, "shop", c); return err }
+		if c == s.Concurrency[len(s.Concurrency)-1] {
+			if err := b.profiled(key, int(math.Round((s.Warmup + s.Duration).Seconds())), run); err != nil {
+				return err
+			}
+		} else if err := run(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *bench) payoutsAndSubscriptions(ctx context.Context) error {
+	s := b.st.s
+	if _, err := b.closed(ctx, fmt.Sprintf("payout-%d", s.ReadConcurrency), load.Payout, "flow", s.ReadConcurrency); err != nil {
+		return err
+	}
+	_, err := b.closed(ctx, fmt.Sprintf("subscription-%d", s.ReadConcurrency), load.Subscription, "flow", s.ReadConcurrency)
+	return err
+}
+
+// ---- end to end ----
+
+// rawCreateMax is the highest raw create throughput of the run: the stack's write floor.
+func (r *Report) rawCreateMax() float64 {
+	best := 0.0
+	for _, c := range r.Settings.Concurrency {
+		if res := r.Results[fmt.Sprintf("create-raw-%d", c)]; res != nil && res.Throughput > best {
+			best = res.Throughput
+		}
+	}
+	return best
+}
+
+// Sustainable judges one end-to-end step at rate: every payment created and announced, the
+// arrivals kept up, the backlog not growing (the median of the last quarter of arrivals within
+// 1.5 times the first quarter's plus 200 ms) and the p99 within maxP99.
+func Sustainable(res *load.Result, rate float64, maxP99 time.Duration) (bool, string) {
+	e := res.E2E
+	switch {
+	case e == nil:
+		return false, "no end-to-end figures"
+	case e.CreateErrors > 0:
+		return false, fmt.Sprintf("%d creates failed", e.CreateErrors)
+	case res.Dropped > 0:
+		return false, fmt.Sprintf("%d arrivals dropped (too many in flight)", res.Dropped)
+	case e.Missing > 0:
+		return false, fmt.Sprintf("%d webhooks missing after %.0f s", e.Missing, e.DrainSeconds)
+	case e.Failed > 0:
+		return false, fmt.Sprintf("%d payments failed", e.Failed)
+	case e.AchievedRate < 0.9*rate:
+		return false, fmt.Sprintf("only %.1f/s created", e.AchievedRate)
+	case e.LateP50 > 1.5*e.EarlyP50+200:
+		return false, fmt.Sprintf("backlog grows: median %.0f ms in the first quarter, %.0f ms in the last", e.EarlyP50, e.LateP50)
+	case e.Latency.P99 > float64(maxP99.Milliseconds()):
+		return false, fmt.Sprintf("p99 %.0f ms over %s", e.Latency.P99, maxP99)
+	}
+	return true, ""
+}
+
+func (b *bench) e2eRun(ctx context.Context, key string, rate float64, d time.Duration) (*load.Result, error) {
+	b.quiesce(ctx)
+	drain := b.st.s.E2EMaxP99 + 10*time.Second
+	res, err := b.load(ctx, key, "-scenario", load.E2E, "-merchant", "flow", "-rate", ftoa(rate),
+		"-duration", d.String(), "-drain", drain.String())
+	if err != nil {
+		return nil, err
+	}
+	b.logf("bench: %-22s @%6.1f/s  p50 %7.1f ms  p99 %7.1f ms  created %d received %d missing %d (quarters %.0f→%.0f ms)",
+		key, rate, res.E2E.Latency.P50, res.E2E.Latency.P99, res.E2E.Created, res.E2E.Received, res.E2E.Missing, res.E2E.EarlyP50, res.E2E.LateP50)
+	return res, nil
+}
+
+// e2e searches the highest sustainable rate of sandbox push payments (from 5% of the raw create
+// throughput, up by half each step, then bisecting), and measures at 25, 50 and 75% of it.
+func (b *bench) e2e(ctx context.Context) error {
+	s := b.st.s
+	raw := b.rep.rawCreateMax()
+	if raw <= 0 {
+		return errors.New("no raw create throughput to start the end-to-end search from")
+	}
+	rate := math.Max(1, math.Round(raw*0.05))
+	good, bad := 0.0, 0.0
+	step := func(r float64) (bool, error) {
+		key := fmt.Sprintf("e2e-step-%s", ftoa(r))
+		res, err := b.e2eRun(ctx, key, r, s.E2EStep)
+		if err != nil {
+			return false, err
+		}
+		ok, why := Sustainable(res, r, s.E2EMaxP99)
+		b.rep.E2ESteps = append(b.rep.E2ESteps, E2EStep{Rate: r, Sustainable: ok, Why: why, P50: res.E2E.Latency.P50, P99: res.E2E.Latency.P99, Result: key})
+		if !ok {
+			b.logf("bench: %.1f/s is not sustainable: %s", r, why)
+		}
+		return ok, nil
+	}
+	for i := 0; i < s.E2EMaxSteps; i++ {
+		ok, err := step(rate)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			bad = rate
+			break
+		}
+		good = rate
+		rate = math.Round(rate*1.5*10) / 10
+		if rate > 2*raw {
+			break
+		}
+	}
+	for i := 0; i < s.E2EBisections && good > 0 && bad > 0; i++ {
+		mid := math.Round((good+bad)/2*10) / 10
+		if mid <= good || mid >= bad {
+			break
+		}
+		ok, err := step(mid)
+		if err != nil {
+			return err
+		}
+		if ok {
+			good = mid
+		} else {
+			bad = mid
+		}
+	}
+	b.rep.Sustainable = good
+	base := good
+	if base == 0 {
+		base = math.Max(1, math.Round(raw*0.05)) // nothing was sustainable: measure below the first step anyway
+	}
+	for _, pct := range []int{25, 50, 75} {
+		r := math.Max(0.5, math.Round(base*float64(pct))/100)
+		key := fmt.Sprintf("e2e-%d", pct)
+		run := func() error { _, err := b.e2eRun(ctx, key, r, s.E2EMeasure); return err }
+		if pct == 50 {
+			if err := b.profiled(key, int(math.Round(s.E2EMeasure.Seconds())), run); err != nil {
+				return err
+			}
+		} else if err := run(); err != nil {
+			return err
+		}
+	}
+	b.quiesce(ctx)
+	ev, err := b.st.checkEvents(ctx, b.st.cfg.Merchants["flow"].Namespace)
+	if err != nil {
+		return err
+	}
+	b.rep.Events = ev
+	b.logf("bench: %d payment Events, %d emitted twice; %d webhook deliveries, %d emitted twice", ev.Events, ev.EventsTwice, ev.Deliveries, ev.DeliveriesTwice)
+	return nil
+}
+
+// storage runs StoragePayments through their whole life in the store merchant's namespace and
+// reads what etcd holds for them.
+func (b *bench) storage(ctx context.Context) error {
+	st := b.st
+	ns := st.cfg.Merchants["store"].Namespace
+	b.quiesce(ctx)
+	_, _, rev0, err := st.etcdRange(ctx, "/registry/paygate.dev/payments/"+ns+"/")
+	if err != nil {
+		return err
+	}
+	db0, err := st.etcdDBInUse(ctx)
+	if err != nil {
+		return err
+	}
+	n := st.s.StoragePayments
+	rate := math.Max(1, math.Min(20, float64(n)/5))
+	res, err := b.load(ctx, "storage", "-scenario", load.E2E, "-merchant", "store", "-rate", ftoa(rate),
+		"-duration", (time.Duration(float64(n)/rate*float64(time.Second)) + time.Second).String(), "-max", strconv.Itoa(n), "-drain", "30s")
+	if err != nil {
+		return err
+	}
+	b.quiesce(ctx)
+	// The deliveries' status is written after the receiver answered: wait for the queues, then read.
+	sg := Storage{}
+	var rev int64
+	if sg.Payments, sg.PaymentBytes, rev, err = st.etcdRange(ctx, "/registry/paygate.dev/payments/"+ns+"/"); err != nil {
+		return err
+	}
+	if sg.DeliveryKeys, sg.DeliveryBytes, _, err = st.etcdRange(ctx, "/registry/paygate.dev/webhookdeliveries/"+ns+"/"); err != nil {
+		return err
+	}
+	if sg.EventKeys, sg.EventBytes, _, err = st.etcdRange(ctx, "/registry/events/"+ns+"/"); err != nil {
+		return err
+	}
+	db1, err := st.etcdDBInUse(ctx)
+	if err != nil {
+		return err
+	}
+	sg.Writes, sg.DBGrowth = rev-rev0, db1-db0
+	if sg.Payments > 0 {
+		sg.PerPayment = float64(sg.PaymentBytes+sg.DeliveryBytes) / float64(sg.Payments)
+		sg.WritesPerPayment = float64(sg.Writes) / float64(sg.Payments)
+		sg.DBGrowthPerPaymnt = sg.DBGrowth / float64(sg.Payments)
+	}
+	b.rep.Storage = sg
+	b.logf("bench: storage: %d payments (%d received their webhook): %.0f bytes each with its delivery, %.1f etcd writes each, db +%.0f bytes each",
+		sg.Payments, res.E2E.Received, sg.PerPayment, sg.WritesPerPayment, sg.DBGrowthPerPaymnt)
+	return nil
+}
+
+// ---- the machine ----
+
+func machine() Machine {
+	m := Machine{Cores: runtime.NumCPU(), Go: runtime.Version()}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "model name") {
+				if i := strings.IndexByte(line, ':'); i > 0 {
+					m.CPU = strings.TrimSpace(line[i+1:])
+				}
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var kb int
+		if _, err := fmt.Sscanf(string(b), "MemTotal: %d kB", &kb); err == nil {
+			m.MemoryGiB = int(math.Round(float64(kb) / (1 << 20)))
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		m.Load = strings.Join(strings.Fields(string(b))[:3], " ")
+	}
+	return m
+}
+
+// Logger returns a progress function writing to w with the elapsed time.
+func Logger(w io.Writer) func(format string, args ...any) {
+	start := time.Now()
+	var mu sync.Mutex
+	return func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, "[%6.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+	}
+}

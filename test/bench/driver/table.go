@@ -1,0 +1,315 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package driver
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/paygate/paygate/test/bench/load"
+)
+
+// Row is one line of the table. Verdict is PASS or FAIL for a row with a target, "" otherwise.
+type Row struct {
+	Section string `json:"section"`
+	Name    string `json:"name"`
+	Value   string `json:"value"`
+	P50     string `json:"p50"`
+	P99     string `json:"p99"`
+	Ratio   string `json:"ratio"`
+	Target  string `json:"target"`
+	Verdict string `json:"verdict"`
+}
+
+// Verification p99 at the largest size may exceed the baseline's by this factor and still count
+// as "no worse": two p99s of a few milliseconds measured minutes apart on a shared machine differ
+// by more than that without any change.
+const verifyNoise = 1.2
+
+// heapTarget is the issue's bound on the manager's heap per live payment.
+const heapTarget = 2048
+
+func verdict(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+func msStr(v float64) string {
+	switch {
+	case v == 0:
+		return "–"
+	case v < 10:
+		return fmt.Sprintf("%.2f ms", v)
+	case v < 1000:
+		return fmt.Sprintf("%.1f ms", v)
+	}
+	return fmt.Sprintf("%.2f s", v/1000)
+}
+
+func rateStr(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f/s", v)
+	}
+	return fmt.Sprintf("%.1f/s", v)
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+func kb(bytes float64) string { return fmt.Sprintf("%.2f KB", bytes/1024) }
+
+func clients(n int) string {
+	if n == 1 {
+		return "1 client"
+	}
+	return fmt.Sprintf("%d clients", n)
+}
+
+func count(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// Table turns a report into the table's rows, with the targets of issue 14 judged.
+func Table(r *Report) []Row {
+	s := r.Settings
+	var rows []Row
+	add := func(row Row) { rows = append(rows, row) }
+	res := func(key string) *load.Result { return r.Results[key] }
+	missing := func(section, name string) {
+		add(Row{Section: section, Name: name, Value: "not measured"})
+	}
+
+	// Create.
+	for _, c := range s.Concurrency {
+		raw, rest := res(fmt.Sprintf("create-raw-%d", c)), res(fmt.Sprintf("create-rest-%d", c))
+		if raw == nil || rest == nil {
+			missing("Create", fmt.Sprintf("create at %d clients", c))
+			continue
+		}
+		add(Row{Section: "Create", Name: "raw Payment CR create, " + clients(c), Value: rateStr(raw.Throughput),
+			P50: msStr(raw.Latency.P50), P99: msStr(raw.Latency.P99)})
+		tr, pr := ratio(rest.Throughput, raw.Throughput), ratio(rest.Latency.P99, raw.Latency.P99)
+		add(Row{Section: "Create", Name: "signed POST /api/v1/payments, " + clients(c), Value: rateStr(rest.Throughput),
+			P50: msStr(rest.Latency.P50), P99: msStr(rest.Latency.P99),
+			Ratio:  fmt.Sprintf("%.2fx thr, %.2fx p99", tr, pr),
+			Target: "≥ 0.9x thr, p99 ≤ 1.5x", Verdict: verdict(tr >= 0.9 && pr <= 1.5 && rest.Errors == 0)})
+	}
+
+	// Read.
+	rc := s.ReadConcurrency
+	rawGet := res(fmt.Sprintf("%s-%d", load.GetRaw, rc))
+	if rawGet != nil {
+		add(Row{Section: "Read", Name: fmt.Sprintf("raw GET of the Payment, %d clients", rc), Value: rateStr(rawGet.Throughput),
+			P50: msStr(rawGet.Latency.P50), P99: msStr(rawGet.Latency.P99)})
+		if v := res(fmt.Sprintf("%s-%d", load.Verify, rc)); v != nil {
+			t := ratio(v.Throughput, rawGet.Throughput)
+			add(Row{Section: "Read", Name: fmt.Sprintf("GET /verify-payment/{id}, %d clients", rc), Value: rateStr(v.Throughput),
+				P50: msStr(v.Latency.P50), P99: msStr(v.Latency.P99), Ratio: fmt.Sprintf("%.2fx thr", t),
+				Target: "≥ 10x thr", Verdict: verdict(t >= 10 && v.Errors == 0)})
+		}
+		if g := res(fmt.Sprintf("%s-%d", load.GetREST, rc)); g != nil {
+			add(Row{Section: "Read", Name: fmt.Sprintf("GET /payments/{id}, %d clients", rc), Value: rateStr(g.Throughput),
+				P50: msStr(g.Latency.P50), P99: msStr(g.Latency.P99), Ratio: fmt.Sprintf("%.2fx thr", ratio(g.Throughput, rawGet.Throughput))})
+		}
+	} else {
+		missing("Read", "reads at 16 clients")
+	}
+	if o := res(load.GetRaw + "-open"); o != nil {
+		add(Row{Section: "Read", Name: fmt.Sprintf("raw GET at %s open loop", rateStr(s.ReadRate)), Value: rateStr(o.Throughput),
+			P50: msStr(o.Latency.P50), P99: msStr(o.Latency.P99)})
+		if v := res(load.Verify + "-open"); v != nil {
+			add(Row{Section: "Read", Name: fmt.Sprintf("verify-payment at %s open loop", rateStr(s.ReadRate)), Value: rateStr(v.Throughput),
+				P50: msStr(v.Latency.P50), P99: msStr(v.Latency.P99), Ratio: fmt.Sprintf("%.2fx p99", ratio(v.Latency.P99, o.Latency.P99)),
+				Target: "p99 < 10 ms", Verdict: verdict(v.Latency.P99 < 10 && v.Errors == 0 && v.Dropped == 0)})
+		}
+		if g := res(load.GetREST + "-open"); g != nil {
+			add(Row{Section: "Read", Name: fmt.Sprintf("GET /payments/{id} at %s open loop", rateStr(s.ReadRate)), Value: rateStr(g.Throughput),
+				P50: msStr(g.Latency.P50), P99: msStr(g.Latency.P99), Ratio: fmt.Sprintf("%.2fx p99", ratio(g.Latency.P99, o.Latency.P99))})
+		}
+	}
+
+	// List.
+	if l := res(fmt.Sprintf("list-%d", rc)); l != nil {
+		row := Row{Section: "List", Name: fmt.Sprintf("GET /payments?limit=100, %s stored, %d clients", count(s.Live[0]), rc),
+			Value: rateStr(l.Throughput), P50: msStr(l.Latency.P50), P99: msStr(l.Latency.P99)}
+		if rawGet != nil {
+			row.Ratio = fmt.Sprintf("%.3fx raw GET thr", ratio(l.Throughput, rawGet.Throughput))
+		}
+		add(row)
+	} else {
+		missing("List", "list")
+	}
+
+	// Payouts and subscriptions, against the raw create at the same concurrency.
+	rawAt := res(fmt.Sprintf("create-raw-%d", rc))
+	for _, k := range []struct{ key, name string }{{load.Payout, "POST /api/v1/payouts"}, {load.Subscription, "POST /api/v1/billing/subscriptions"}} {
+		x := res(fmt.Sprintf("%s-%d", k.key, rc))
+		if x == nil {
+			missing("Payouts, subscriptions", k.name)
+			continue
+		}
+		row := Row{Section: "Payouts, subscriptions", Name: fmt.Sprintf("%s, %d clients", k.name, rc), Value: rateStr(x.Throughput),
+			P50: msStr(x.Latency.P50), P99: msStr(x.Latency.P99)}
+		if rawAt != nil {
+			row.Ratio = fmt.Sprintf("%.2fx raw create thr", ratio(x.Throughput, rawAt.Throughput))
+		}
+		add(row)
+	}
+
+	// End to end.
+	raw := r.rawCreateMax()
+	if len(r.E2ESteps) > 0 {
+		sr := ratio(r.Sustainable, raw)
+		add(Row{Section: "End to end", Name: "highest sustainable rate of push payments", Value: rateStr(r.Sustainable),
+			Ratio: fmt.Sprintf("%.3fx raw create thr (%s)", sr, rateStr(raw)), Target: "≥ 0.2x raw create", Verdict: verdict(sr >= 0.2)})
+		for _, pct := range []int{25, 50, 75} {
+			e := res(fmt.Sprintf("e2e-%d", pct))
+			if e == nil || e.E2E == nil {
+				missing("End to end", fmt.Sprintf("at %d%%", pct))
+				continue
+			}
+			row := Row{Section: "End to end", Name: fmt.Sprintf("create → signed payment.completed, %d%% (%s)", pct, rateStr(e.Rate)),
+				Value: fmt.Sprintf("%s received", count(int(e.E2E.Received))), P50: msStr(e.E2E.Latency.P50), P99: msStr(e.E2E.Latency.P99)}
+			if e.E2E.Missing+e.E2E.CreateErrors > 0 {
+				row.Value += fmt.Sprintf(", %d missing, %d create errors", e.E2E.Missing, e.E2E.CreateErrors)
+			}
+			if pct == 50 {
+				row.Target, row.Verdict = "p99 ≤ 1 s", verdict(e.E2E.Latency.P99 <= 1000 && e.E2E.Missing == 0 && e.E2E.Received > 0)
+			}
+			add(row)
+		}
+		twice, deliveries := r.Events.EventsTwice+r.Events.DeliveriesTwice, 0
+		for _, x := range r.Results {
+			if x.E2E != nil {
+				deliveries += int(x.E2E.EmittedTwice)
+			}
+		}
+		add(Row{Section: "End to end", Name: "events emitted twice for one transition",
+			Value:  fmt.Sprintf("%d (of %s Events, %s deliveries; %d at the receivers)", twice, count(r.Events.Events), count(r.Events.Deliveries), deliveries),
+			Target: "0", Verdict: verdict(twice+deliveries == 0)})
+	} else {
+		missing("End to end", "end to end")
+	}
+
+	// Memory and storage.
+	for i, n := range s.Live {
+		from := "base"
+		if i > 0 {
+			from = fmt.Sprintf("pre-%d", n)
+		}
+		at, base := r.Heaps[fmt.Sprintf("live-%d", n)], r.Heaps[from]
+		if at == nil || base == nil {
+			missing("Memory, storage", fmt.Sprintf("heap at %s", count(n)))
+			continue
+		}
+		for _, p := range []string{"manager", "apiserver"} {
+			dl := at[p].LivePayments - base[p].LivePayments
+			per := 0.0
+			if dl > 0 {
+				per = (float64(at[p].Alloc) - float64(base[p].Alloc)) / float64(dl)
+			}
+			row := Row{Section: "Memory, storage", Name: fmt.Sprintf("%s heap per live payment, %s live", p, count(int(at[p].LivePayments))),
+				Value: kb(per), Ratio: fmt.Sprintf("%s heap, +%s payments", mib(at[p].Alloc), count(int(dl)))}
+			if p == "manager" {
+				row.Target, row.Verdict = "≤ 2 KB", verdict(per <= heapTarget)
+			}
+			add(row)
+		}
+	}
+	if sg := r.Storage; sg.Payments > 0 {
+		add(Row{Section: "Memory, storage", Name: "etcd bytes per payment, with its webhook delivery", Value: fmt.Sprintf("%.0f B", sg.PerPayment),
+			Ratio: fmt.Sprintf("%.0f B payment + %.0f B delivery; %.1f writes, +%.0f B db per payment; Events %.0f B", float64(sg.PaymentBytes)/float64(sg.Payments),
+				float64(sg.DeliveryBytes)/float64(sg.Payments), sg.WritesPerPayment, sg.DBGrowthPerPaymnt, float64(sg.EventBytes)/float64(sg.Payments))})
+	} else {
+		missing("Memory, storage", "etcd bytes per payment")
+	}
+	largest := s.Live[len(s.Live)-1]
+	if lo, hi := res(load.Verify+"-open"), res(fmt.Sprintf("verify-open-%d", largest)); lo != nil && hi != nil {
+		x := ratio(hi.Latency.P99, lo.Latency.P99)
+		add(Row{Section: "Memory, storage", Name: fmt.Sprintf("verify p99 at %s vs %s payments (%s open loop)", count(largest), count(s.VerifyBase), rateStr(s.ReadRate)),
+			Value: rateStr(hi.Throughput), P50: msStr(hi.Latency.P50), P99: msStr(hi.Latency.P99), Ratio: fmt.Sprintf("%.2fx p99 (%s)", x, msStr(lo.Latency.P99)),
+			Target: fmt.Sprintf("no worse (≤ %.1fx)", verifyNoise), Verdict: verdict(x <= verifyNoise && hi.Errors == 0)})
+	}
+
+	// Balance.
+	sizes := append([]int{s.VerifyBase}, s.Live...)
+	var small *load.AbsorbResult
+	for i, n := range sizes {
+		a := res(fmt.Sprintf("absorb-%d", n))
+		if a == nil || a.Absorb == nil {
+			missing("Balance", fmt.Sprintf("absorb at %s", count(n)))
+			continue
+		}
+		row := Row{Section: "Balance", Name: fmt.Sprintf("absorb one settled payment, %s payments", count(int(a.Absorb.Payments))),
+			Value: fmt.Sprintf("%d samples", len(a.Absorb.Samples)), P50: msStr(a.Absorb.Median), P99: "max " + msStr(a.Absorb.Max)}
+		if small == nil {
+			small = a.Absorb
+		} else {
+			x := ratio(a.Absorb.Median, small.Median)
+			row.Ratio = fmt.Sprintf("%.1fx the %s-payment median", x, count(int(small.Payments)))
+			if i == len(sizes)-1 {
+				row.Target, row.Verdict = "O(1): ≤ 2x", verdict(x <= 2)
+			}
+		}
+		add(row)
+	}
+	return rows
+}
+
+// Markdown renders rows as a Markdown table.
+func Markdown(rows []Row) string {
+	var b strings.Builder
+	b.WriteString("| | Row | Rate / figure | p50 | p99 | Ratio | Target | Result |\n|---|---|---|---|---|---|---|---|\n")
+	last := ""
+	for _, r := range rows {
+		sec := ""
+		if r.Section != last {
+			sec, last = "**"+r.Section+"**", r.Section
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", sec, r.Name, r.Value, r.P50, r.P99, r.Ratio, r.Target, r.Verdict)
+	}
+	return b.String()
+}
+
+// CPUTable renders the CPU each process spent per operation of the main rows (milliseconds of
+// CPU per successful operation, the warm-up included).
+func CPUTable(r *Report) string {
+	var keys []string
+	for k := range r.CPU {
+		if strings.HasPrefix(k, "seed") || strings.HasPrefix(k, "e2e-step") || strings.HasPrefix(k, "absorb") {
+			continue
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	procs := []string{"load", "apiserver", "manager", "kube-apiserver", "etcd"}
+	var b strings.Builder
+	b.WriteString("| Row | ops | " + strings.Join(procs, " | ") + " | total |\n|---|---|" + strings.Repeat("---|", len(procs)+1) + "\n")
+	for _, k := range keys {
+		res := r.Results[k]
+		if res == nil || res.Total == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %s |", k, count(int(res.Total)))
+		total := 0.0
+		for _, p := range procs {
+			v := r.CPU[k][p] * 1000 / float64(res.Total)
+			total += v
+			fmt.Fprintf(&b, " %.2f |", v)
+		}
+		fmt.Fprintf(&b, " %.2f |\n", total)
+	}
+	return b.String()
+}
