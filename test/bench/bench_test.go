@@ -1,8 +1,14 @@
 // Copyright 2026 The Paygate Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-// Package bench measures Paygate end to end: signed HTTP requests against the real apiserver,
-// with the real manager on a real kube-apiserver and etcd. Run:
+// Package bench measures Paygate. The benchmark table of docs/performance.md (`make bench`) is
+// built by the driver in test/bench/driver and the load generator in test/bench/cmd/paygate-load,
+// which run the real binary and the load as separate processes; TestBenchQuick runs its quick mode
+// as a smoke test when PAYGATE_BENCH_QUICK=1.
+//
+// The Go benchmarks below are quicker and coarser: signed HTTP requests against an apiserver and
+// a manager started inside the test process (so the load shares their scheduler and garbage
+// collector), on a real kube-apiserver and etcd. Run:
 //
 //	make controlplane && go test ./test/bench/ -run '^$' -bench . -benchtime 2000x
 //

@@ -82,17 +82,20 @@ type E2EStep struct {
 // Storage is the storage row: payments through their whole life (create, push, settlement,
 // webhook delivered) in a namespace of their own, then what etcd holds for them.
 type Storage struct {
-	Payments          int64   `json:"payments"`
-	PaymentBytes      int64   `json:"payment_bytes"`
-	DeliveryKeys      int64   `json:"delivery_keys"`
-	DeliveryBytes     int64   `json:"delivery_bytes"`
-	EventKeys         int64   `json:"event_keys"`
-	EventBytes        int64   `json:"event_bytes"`
-	Writes            int64   `json:"writes"`          // etcd revisions during the run (every writer)
-	DBGrowth          float64 `json:"db_growth_bytes"` // etcd_mvcc_db_total_size_in_use_in_bytes after - before
-	PerPayment        float64 `json:"bytes_per_payment"`
-	WritesPerPayment  float64 `json:"writes_per_payment"`
-	DBGrowthPerPaymnt float64 `json:"db_growth_per_payment"`
+	Payments      int64   `json:"payments"`
+	PaymentBytes  int64   `json:"payment_bytes"`
+	DeliveryKeys  int64   `json:"delivery_keys"`
+	DeliveryBytes int64   `json:"delivery_bytes"`
+	EventKeys     int64   `json:"event_keys"`
+	EventBytes    int64   `json:"event_bytes"`
+	Writes        int64   `json:"writes"`          // etcd revisions during the run (every writer)
+	DBGrowth      float64 `json:"db_growth_bytes"` // etcd_mvcc_db_total_size_in_use_in_bytes after - before
+	// Requests are kube-apiserver's write requests during the run per payment, by
+	// "resource[/subresource] VERB code" (409: an optimistic-lock conflict).
+	Requests          map[string]float64 `json:"write_requests_per_payment"`
+	PerPayment        float64            `json:"bytes_per_payment"`
+	WritesPerPayment  float64            `json:"writes_per_payment"`
+	DBGrowthPerPaymnt float64            `json:"db_growth_per_payment"`
 }
 
 // Run runs every row and returns the report; logf reports progress.
@@ -658,6 +661,10 @@ func (b *bench) storage(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	w0, err := st.kubeWrites(ctx)
+	if err != nil {
+		return err
+	}
 	n := st.s.StoragePayments
 	rate := math.Max(1, math.Min(20, float64(n)/5))
 	res, err := b.load(ctx, "storage", "-scenario", load.E2E, "-merchant", "store", "-rate", ftoa(rate),
@@ -682,8 +689,18 @@ func (b *bench) storage(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	w1, err := st.kubeWrites(ctx)
+	if err != nil {
+		return err
+	}
 	sg.Writes, sg.DBGrowth = rev-rev0, db1-db0
 	if sg.Payments > 0 {
+		sg.Requests = map[string]float64{}
+		for k, v := range w1 {
+			if d := v - w0[k]; d > 0 {
+				sg.Requests[k] = math.Round(d/float64(sg.Payments)*100) / 100
+			}
+		}
 		sg.PerPayment = float64(sg.PaymentBytes+sg.DeliveryBytes) / float64(sg.Payments)
 		sg.WritesPerPayment = float64(sg.Writes) / float64(sg.Payments)
 		sg.DBGrowthPerPaymnt = sg.DBGrowth / float64(sg.Payments)

@@ -282,6 +282,62 @@ func (st *stack) checkEvents(ctx context.Context, namespace string) (EventCheck,
 	return out, nil
 }
 
+// kubeWrites counts kube-apiserver's write requests so far (apiserver_request_total of the
+// verbs that write), by "resource[/subresource] VERB code".
+func (st *stack) kubeWrites(ctx context.Context) (map[string]float64, error) {
+	cs, err := kubernetes.NewForConfig(st.restCfg)
+	if err != nil {
+		return nil, err
+	}
+	b, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return writeCounts(b), nil
+}
+
+// writeCounts reads apiserver_request_total samples of POST, PUT, PATCH and DELETE.
+func writeCounts(text []byte) map[string]float64 {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(bytes.NewReader(text))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		end := strings.LastIndexByte(line, '}')
+		if end < 0 {
+			continue
+		}
+		labels := map[string]string{}
+		for _, kv := range strings.Split(line[len("apiserver_request_total{"):end], ",") {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				labels[k] = strings.Trim(v, `"`)
+			}
+		}
+		switch labels["verb"] {
+		case "POST", "PUT", "PATCH", "DELETE":
+		default:
+			continue
+		}
+		f := strings.Fields(line[end+1:])
+		if len(f) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[0], 64)
+		if err != nil {
+			continue
+		}
+		res := labels["resource"]
+		if labels["subresource"] != "" {
+			res += "/" + labels["subresource"]
+		}
+		out[res+" "+labels["verb"]+" "+labels["code"]] += v
+	}
+	return out
+}
+
 // ---- profiles ----
 
 // cpuProfile fetches a CPU profile of seconds from a process's debug hook into path.
