@@ -490,17 +490,17 @@ func (b *bench) liveStage(ctx context.Context, n int, first bool) error {
 func (b *bench) creates(ctx context.Context) error {
 	s := b.st.s
 	for _, c := range s.Concurrency {
-		if _, err := b.closed(ctx, fmt.Sprintf("create-raw-%d", c), load.CreateRaw, "shop", c); err != nil {
-			return err
-		}
-		key := fmt.Sprintf("create-rest-%d", c)
-		run := func() error { _, err := b.closed(ctx, key, load.CreateREST, "shop", c); return err }
-		if c == s.Concurrency[len(s.Concurrency)-1] {
-			if err := b.profiled(key, int(math.Round((s.Warmup + s.Duration).Seconds())), run); err != nil {
+		for _, sc := range []string{load.CreateRaw, load.CreateREST} {
+			key := fmt.Sprintf("%s-%d", sc, c)
+			run := func() error { _, err := b.closed(ctx, key, sc, "shop", c); return err }
+			if c == s.Concurrency[len(s.Concurrency)-1] {
+				// Profiles under the largest concurrency: where each process spends its time.
+				if err := b.profiled(key, int(math.Round((s.Warmup + s.Duration).Seconds())), run); err != nil {
+					return err
+				}
+			} else if err := run(); err != nil {
 				return err
 			}
-		} else if err := run(); err != nil {
-			return err
 		}
 	}
 	return nil

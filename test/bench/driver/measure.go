@@ -220,12 +220,14 @@ func (st *stack) etcdDBInUse(ctx context.Context) (float64, error) {
 // reason (a repeated Event of the events.k8s.io recorder is one object with a series count), and
 // WebhookDeliveries per source object and event type.
 type EventCheck struct {
-	Events               int      `json:"events"`
-	EventsTwice          int      `json:"events_twice"` // (object, reason) pairs emitted more than once
-	EventTwiceExamples   []string `json:"event_twice_examples,omitempty"`
-	Deliveries           int      `json:"deliveries"`
-	DeliveriesTwice      int      `json:"deliveries_twice"` // (source, event type) pairs with more than one delivery
-	DeliveryTwiceExample []string `json:"delivery_twice_examples,omitempty"`
+	// ByReason counts every Event of the namespace by regarding kind and reason (series counted).
+	ByReason             map[string]int `json:"by_reason"`
+	Events               int            `json:"events"`
+	EventsTwice          int            `json:"events_twice"` // (object, reason) pairs emitted more than once
+	EventTwiceExamples   []string       `json:"event_twice_examples,omitempty"`
+	Deliveries           int            `json:"deliveries"`
+	DeliveriesTwice      int            `json:"deliveries_twice"` // (source, event type) pairs with more than one delivery
+	DeliveryTwiceExample []string       `json:"delivery_twice_examples,omitempty"`
 }
 
 // Reasons a payment announces once per attempt or once per payment; a payment of the run makes
@@ -239,15 +241,17 @@ func (st *stack) checkEvents(ctx context.Context, namespace string) (EventCheck,
 		return out, err
 	}
 	count, detail := map[string]int{}, map[string][]string{}
+	out.ByReason = map[string]int{}
 	for _, e := range el.Items {
-		if e.Regarding.Kind != "Payment" || !onceReasons[e.Reason] {
-			continue
-		}
 		n, how := 1, "object"
 		if e.Series != nil && e.Series.Count > 1 {
 			n, how = int(e.Series.Count), "series"
 		} else if e.DeprecatedCount > 1 {
 			n, how = int(e.DeprecatedCount), "count"
+		}
+		out.ByReason[e.Regarding.Kind+"/"+e.Reason] += n
+		if e.Regarding.Kind != "Payment" || !onceReasons[e.Reason] {
+			continue
 		}
 		out.Events += n
 		k := e.Regarding.Name + " " + e.Reason

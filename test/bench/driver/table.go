@@ -190,15 +190,17 @@ func Table(r *Report) []Row {
 			}
 			add(row)
 		}
-		twice, deliveries := r.Events.EventsTwice+r.Events.DeliveriesTwice, 0
+		twice, atReceiver, badSigs := r.Events.EventsTwice+r.Events.DeliveriesTwice, 0, 0
 		for _, x := range r.Results {
 			if x.E2E != nil {
-				deliveries += int(x.E2E.EmittedTwice)
+				atReceiver += int(x.E2E.EmittedTwice)
+				badSigs += int(x.E2E.BadSignatures)
 			}
 		}
 		add(Row{Section: "End to end", Name: "events emitted twice for one transition",
-			Value:  fmt.Sprintf("%d (of %s Events, %s deliveries; %d at the receivers)", twice, count(r.Events.Events), count(r.Events.Deliveries), deliveries),
-			Target: "0", Verdict: verdict(twice+deliveries == 0)})
+			Value: fmt.Sprintf("%d: %d Kubernetes Events of %s, %d WebhookDeliveries of %s, %d at the receivers (%d bad signatures)",
+				twice+atReceiver, r.Events.EventsTwice, count(r.Events.Events), r.Events.DeliveriesTwice, count(r.Events.Deliveries), atReceiver, badSigs),
+			Target: "0", Verdict: verdict(twice+atReceiver+badSigs == 0)})
 	} else {
 		missing("End to end", "end to end")
 	}
