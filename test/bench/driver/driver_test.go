@@ -4,6 +4,7 @@
 package driver
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -140,5 +141,28 @@ func TestFromEnv(t *testing.T) {
 	t.Setenv("BENCH_LIVE_PAYMENTS", "5000,1000")
 	if _, err := FromEnv(); err == nil {
 		t.Fatal("sizes that shrink are refused")
+	}
+}
+
+func TestSearchRate(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		start float64
+		limit float64 // the stack sustains rates up to this
+		want  float64
+		tries []float64
+	}{
+		{"up, then bisect", 10, 40, 38.1, []float64{10, 15, 22.5, 33.8, 50.7, 42.3, 38.1}},
+		{"down from a first failure", 10, 3, 2.5, []float64{10, 5, 2.5, 3.8, 3.2}},
+		{"nothing passes", 1, 0, 0, []float64{1, 0.5}},
+	} {
+		var tried []float64
+		got, err := SearchRate(c.start, 1000, 8, 2, func(r float64) (bool, error) {
+			tried = append(tried, r)
+			return r <= c.limit, nil
+		})
+		if err != nil || got != c.want || fmt.Sprint(tried) != fmt.Sprint(c.tries) {
+			t.Errorf("%s: SearchRate = %v, %v after %v; want %v after %v", c.name, got, err, tried, c.want, c.tries)
+		}
 	}
 }
