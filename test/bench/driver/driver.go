@@ -174,6 +174,7 @@ type bench struct {
 // size before the create rows add their own payments, the largest size last.
 func (b *bench) rows(ctx context.Context) error {
 	s := b.st.s
+	b.quiesce(ctx)
 	if err := b.heapStage(ctx, "base"); err != nil {
 		return err
 	}
