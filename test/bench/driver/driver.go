@@ -28,7 +28,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
-	"github.com/paygate/paygate/pkg/paygate"
 	"github.com/paygate/paygate/test/bench/load"
 	"github.com/paygate/paygate/test/testenv"
 )
@@ -49,6 +48,12 @@ type Report struct {
 	Heaps map[string]map[string]Heap `json:"heaps"`
 	// Backlog is the manager's work queue depth when each load row ended.
 	Backlog map[string]float64 `json:"backlog"`
+	// LoadAvg is the machine's 1-minute load average when each row started: on a shared machine,
+	// what the others were doing.
+	LoadAvg map[string]float64 `json:"loadavg"`
+	// TerminatedWatchers is kube-apiserver's count of watches it closed because their client did
+	// not keep up (apiserver_terminated_watchers_total), by resource, at the end of the run.
+	TerminatedWatchers map[string]float64 `json:"terminated_watchers"`
 
 	E2ESteps    []E2EStep  `json:"e2e_steps"`
 	Sustainable float64    `json:"sustainable_rate"`
@@ -120,7 +125,7 @@ func Run(ctx context.Context, s Settings, logf func(format string, args ...any))
 	}
 	rep = &Report{Settings: s, Machine: machine(), Started: time.Now(), Dir: s.OutDir,
 		Results: map[string]*load.Result{}, CPU: map[string]map[string]float64{}, Heaps: map[string]map[string]Heap{},
-		Backlog: map[string]float64{}}
+		Backlog: map[string]float64{}, LoadAvg: map[string]float64{}}
 	st := &stack{s: s, dir: s.OutDir, logf: logf, root: root}
 	defer st.stop()
 	b := &bench{st: st, rep: rep, logf: logf}
@@ -142,6 +147,9 @@ func Run(ctx context.Context, s Settings, logf func(format string, args ...any))
 		return rep, err
 	}
 	err = b.rows(ctx)
+	if tw, werr := st.terminatedWatchers(ctx); werr == nil {
+		rep.TerminatedWatchers = tw
+	}
 	rep.Finished = time.Now()
 	rep.Rows = Table(rep)
 	if werr := writeJSON(filepath.Join(s.OutDir, "results.json"), rep); werr != nil {
@@ -261,6 +269,7 @@ func (b *bench) load(ctx context.Context, key string, args ...string) (*load.Res
 	defer logFile.Close()
 	cmd := exec.CommandContext(ctx, b.st.loadBin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	b.rep.LoadAvg[key] = loadAvg()
 	before := b.cpuSnapshot()
 	runErr := cmd.Start()
 	if runErr == nil {
@@ -390,50 +399,67 @@ func (b *bench) heapStage(ctx context.Context, stage string) error {
 
 func mib(n uint64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
-// seedTo seeds the bulk merchant up to n payments, and waits until the apiserver's cache and the
-// manager's balance count them all.
+// seedTo seeds the bulk merchant up to n payments, in batches of SeedBatch: after each, it waits
+// until the apiserver's cache holds the batch's last payments and the manager's balance counts
+// them all. A burst the informers cannot follow gets their watches closed by kube-apiserver
+// ("terminated watchers"); pacing the seed by what they absorbed keeps them live.
 func (b *bench) seedTo(ctx context.Context, n int) error {
 	bulk := b.st.cfg.Merchants["bulk"]
 	have, err := b.st.livePayments(ctx, bulk.Namespace)
 	if err != nil {
 		return err
 	}
-	missing := int64(n) - have
-	if missing <= 0 {
+	if int64(n) <= have {
 		return nil
 	}
 	b.quiesce(ctx)
-	start := time.Now()
-	res, err := b.load(ctx, fmt.Sprintf("seed-%d", n), "-scenario", load.Seed, "-merchant", "bulk", "-via", b.st.s.SeedVia,
-		"-concurrency", strconv.Itoa(b.st.s.SeedConcurrency), "-max", strconv.FormatInt(missing, 10))
-	if err != nil {
-		return err
-	}
-	if res.Errors > 0 {
-		return fmt.Errorf("seeding: %d of %d payments failed, e.g. %v", res.Errors, missing, res.ErrorSamples)
-	}
-	wrote := time.Since(start)
-	// Each check sorts the merchant's payments in the apiserver: once a second.
-	if err := eventuallyEvery(ctx, "the servers see the seeded payments", time.Second, 15*time.Minute, func() error {
-		l, err := b.st.clients["bulk"].ListPayments(ctx, paygate.ListOptions{Limit: 1})
+	start, wrote, seeded := time.Now(), time.Duration(0), int64(0)
+	for batch := 1; have < int64(n); batch++ {
+		count := min(int64(n)-have, int64(b.st.s.SeedBatch))
+		t := time.Now()
+		res, err := b.load(ctx, fmt.Sprintf("seed-%d-%d", n, batch), "-scenario", load.Seed, "-merchant", "bulk", "-via", b.st.s.SeedVia,
+			"-concurrency", strconv.Itoa(b.st.s.SeedConcurrency), "-max", strconv.FormatInt(count, 10))
 		if err != nil {
 			return err
+		}
+		if res.Errors > 0 {
+			return fmt.Errorf("seeding: %d of %d payments failed, e.g. %v", res.Errors, count, res.ErrorSamples)
+		}
+		wrote += time.Since(t)
+		have += count
+		seeded += count
+		if err := b.caughtUp(ctx, have, res.Seeded); err != nil {
+			return err
+		}
+	}
+	b.quiesce(ctx)
+	b.logf("bench: seeded %d settled payments (%d now, via %s) in %s; writing took %s", seeded, n, b.st.s.SeedVia,
+		time.Since(start).Round(time.Second), wrote.Round(time.Second))
+	return nil
+}
+
+// caughtUp waits until the apiserver's cache holds the named payments of the bulk merchant (its
+// informer sees them in the order they were written, so it holds every earlier one too) and the
+// manager's balance of the bulk merchant counts n payments.
+func (b *bench) caughtUp(ctx context.Context, n int64, names []string) error {
+	bulk := b.st.cfg.Merchants["bulk"]
+	c := b.st.clients["bulk"]
+	return eventuallyEvery(ctx, "the servers see the seeded payments", 200*time.Millisecond, 10*time.Minute, func() error {
+		for len(names) > 0 {
+			if _, err := c.VerifyPayment(ctx, names[0]); err != nil {
+				return fmt.Errorf("the apiserver does not know %s yet: %w", names[0], err)
+			}
+			names = names[1:]
 		}
 		bal := &paygatev1.Balance{}
 		if err := b.st.k8s.Get(ctx, client.ObjectKey{Namespace: bulk.Namespace, Name: paygatev1.BalanceName(bulk.Name, paygatev1.EnvironmentSandbox)}, bal); err != nil {
 			return err
 		}
-		if l.Pagination.Total < n || bal.Status.ObservedPayments < int64(n) {
-			return fmt.Errorf("the apiserver lists %d, the balance observed %d", l.Pagination.Total, bal.Status.ObservedPayments)
+		if bal.Status.ObservedPayments < n {
+			return fmt.Errorf("the balance counted %d of %d", bal.Status.ObservedPayments, n)
 		}
 		return nil
-	}); err != nil {
-		return err
-	}
-	b.st.quiesce(ctx, 10*time.Minute)
-	b.logf("bench: seeded %d settled payments (%d now, via %s) in %s; the servers had them all and were idle %s later",
-		missing, n, b.st.s.SeedVia, wrote.Round(time.Second), (time.Since(start) - wrote).Round(time.Second))
-	return nil
+	})
 }
 
 func (b *bench) absorb(ctx context.Context, n int) error {
@@ -768,6 +794,20 @@ func machine() Machine {
 		m.Load = strings.Join(strings.Fields(string(b))[:3], " ")
 	}
 	return m
+}
+
+// loadAvg is the 1-minute load average.
+func loadAvg() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
 }
 
 // Logger returns a progress function writing to w with the elapsed time.

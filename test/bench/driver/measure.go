@@ -300,6 +300,34 @@ func (st *stack) kubeWrites(ctx context.Context) (map[string]float64, error) {
 	return writeCounts(b), nil
 }
 
+// terminatedWatchers reads apiserver_terminated_watchers_total by resource.
+func (st *stack) terminatedWatchers(ctx context.Context) (map[string]float64, error) {
+	cs, err := kubernetes.NewForConfig(st.restCfg)
+	if err != nil {
+		return nil, err
+	}
+	b, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_terminated_watchers_total{") {
+			continue
+		}
+		_, rest, _ := strings.Cut(line, `resource="`)
+		res, _, _ := strings.Cut(rest, `"`)
+		if f := strings.Fields(line[strings.LastIndexByte(line, '}')+1:]); len(f) > 0 {
+			v, _ := strconv.ParseFloat(f[0], 64)
+			out[res] += v
+		}
+	}
+	return out, nil
+}
+
 // writeCounts reads apiserver_request_total samples of POST, PUT, PATCH and DELETE.
 func writeCounts(text []byte) map[string]float64 {
 	out := map[string]float64{}

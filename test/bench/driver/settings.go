@@ -42,8 +42,9 @@ type Settings struct {
 	StoragePayments int
 	// AbsorbRepeats samples of the balance row at each size (BENCH_ABSORB_REPEATS).
 	AbsorbRepeats int
-	// SeedConcurrency writes the seeded payments (BENCH_SEED_CONCURRENCY=32).
-	SeedConcurrency int
+	// SeedConcurrency writes the seeded payments (BENCH_SEED_CONCURRENCY=32), SeedBatch at a time
+	// (BENCH_SEED_BATCH=5000) before the servers must have caught up.
+	SeedConcurrency, SeedBatch int
 	// SeedVia is how they are written (BENCH_SEED_VIA): etcd (the default: one settled payment
 	// through the Kubernetes API, then copies of it straight into etcd, which kube-apiserver's
 	// watch cache serves like any write) or api (every payment created, then settled, through the
@@ -66,7 +67,7 @@ func Full() Settings {
 		E2EStep: 8 * time.Second, E2EMeasure: 15 * time.Second, E2EMaxP99: 3 * time.Second,
 		E2EMaxSteps: 8, E2EBisections: 2,
 		PollInterval: 200 * time.Millisecond, StoragePayments: 200, AbsorbRepeats: 5,
-		SeedConcurrency: 32, SeedVia: "etcd", Profile: true,
+		SeedConcurrency: 32, SeedBatch: 5000, SeedVia: "etcd", Profile: true,
 	}
 }
 
@@ -145,6 +146,7 @@ func FromEnv() (Settings, error) {
 	num("BENCH_STORAGE_PAYMENTS", &s.StoragePayments)
 	num("BENCH_ABSORB_REPEATS", &s.AbsorbRepeats)
 	num("BENCH_SEED_CONCURRENCY", &s.SeedConcurrency)
+	num("BENCH_SEED_BATCH", &s.SeedBatch)
 	if v := os.Getenv("BENCH_SEED_VIA"); v != "" {
 		s.SeedVia = v
 	}
@@ -170,7 +172,7 @@ func (s Settings) check() error {
 		return fmt.Errorf("bench settings: durations must be positive")
 	case s.VerifyBase < readSet || s.Live[0] < s.VerifyBase:
 		return fmt.Errorf("bench settings: BENCH_VERIFY_BASE must be at least %d and at most the first BENCH_LIVE_PAYMENTS", readSet)
-	case s.ReadConcurrency <= 0 || s.SeedConcurrency <= 0:
+	case s.ReadConcurrency <= 0 || s.SeedConcurrency <= 0 || s.SeedBatch <= 0:
 		return fmt.Errorf("bench settings: concurrencies must be positive")
 	case s.SeedVia != "etcd" && s.SeedVia != "api":
 		return fmt.Errorf("bench settings: BENCH_SEED_VIA is etcd or api")

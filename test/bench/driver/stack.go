@@ -114,6 +114,7 @@ type stack struct {
 	clients map[string]*paygate.Client
 	cfg     *load.Config
 	cfgPath string
+	logs    []*os.File
 }
 
 func (st *stack) build(ctx context.Context) error {
@@ -165,6 +166,18 @@ func (st *stack) startControlPlane() error {
 	// envtest directly rather than testenv.Start: the storage row reads etcd, whose URL only the
 	// envtest environment knows. Same binaries, same CRDs.
 	st.env = &envtest.Environment{BinaryAssetsDirectory: assets, CRDs: crds, ErrorIfCRDPathMissing: true, Scheme: kube.Scheme()}
+	// Their logs too go to the run's directory.
+	for name, set := range map[string]func(w *os.File){
+		"kube-apiserver": func(w *os.File) { st.env.ControlPlane.APIServer = &envtest.APIServer{Out: w, Err: w} },
+		"etcd":           func(w *os.File) { st.env.ControlPlane.Etcd = &envtest.Etcd{Out: w, Err: w} },
+	} {
+		f, err := os.Create(filepath.Join(st.dir, name+".log"))
+		if err != nil {
+			return err
+		}
+		st.logs = append(st.logs, f)
+		set(f)
+	}
 	cfg, err := st.env.Start()
 	if err != nil {
 		return errors.Join(fmt.Errorf("starting etcd and kube-apiserver: %w", err), st.env.Stop())
@@ -447,5 +460,8 @@ func (st *stack) stop() {
 	}
 	if st.env != nil {
 		_ = st.env.Stop()
+	}
+	for _, f := range st.logs {
+		_ = f.Close()
 	}
 }

@@ -298,13 +298,13 @@ func CPUTable(r *Report) string {
 	sort.Strings(keys)
 	procs := []string{"load", "apiserver", "manager", "kube-apiserver", "etcd"}
 	var b strings.Builder
-	b.WriteString("| Row | ops | " + strings.Join(procs, " | ") + " | total |\n|---|---|" + strings.Repeat("---|", len(procs)+1) + "\n")
+	b.WriteString("| Row | load avg | ops | " + strings.Join(procs, " | ") + " | total |\n|---|---|---|" + strings.Repeat("---|", len(procs)+1) + "\n")
 	for _, k := range keys {
 		res := r.Results[k]
 		if res == nil || res.Total == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "| %s | %s |", k, count(int(res.Total)))
+		fmt.Fprintf(&b, "| %s | %.1f | %s |", k, r.LoadAvg[k], count(int(res.Total)))
 		total := 0.0
 		for _, p := range procs {
 			v := r.CPU[k][p] * 1000 / float64(res.Total)

@@ -131,13 +131,13 @@ func (r *runner) newEtcdSeeder(ctx context.Context) (*etcdSeeder, error) {
 		created: meta.Metadata.CreationTimestamp, merchant: r.m}, nil
 }
 
-func (s *etcdSeeder) seed(ctx context.Context, ref string, now time.Time) error {
+func (s *etcdSeeder) seed(ctx context.Context, ref string, now time.Time) (string, error) {
 	name := apiserver.TrxID(s.merchant.UID, paygatev1.EnvironmentSandbox, ref)
 	uid, err := uuid.NewRandomFromReader(rand.Reader)
 	if err != nil {
-		return err
+		return "", err
 	}
 	v := strings.NewReplacer(s.name, name, `"`+s.ref+`"`, `"`+ref+`"`, s.uid, uid.String(),
 		`"creationTimestamp":"`+s.created+`"`, `"creationTimestamp":"`+now.UTC().Format(time.RFC3339)+`"`).Replace(s.stored)
-	return s.kv.put(ctx, paymentKey(s.ns, name), []byte(v))
+	return name, s.kv.put(ctx, paymentKey(s.ns, name), []byte(v))
 }

@@ -103,19 +103,35 @@ func Run(ctx context.Context, cfg *Config, f Flags) (*Result, error) {
 		res, err = r.absorb(ctx)
 	case Seed:
 		// Written as fast as the stack takes them: a closed loop bounded by the count.
-		op, n := r.seedOne, f.Max
+		var (
+			mu   sync.Mutex
+			last []string
+		)
+		write, n := r.seedOne, f.Max
 		if f.Via == "etcd" {
 			s, err := r.newEtcdSeeder(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("seeding through etcd: %w", err)
 			}
-			op, n = func(ctx context.Context, seq int64, at time.Time) error { return s.seed(ctx, r.ref(seq), at) }, f.Max-1
+			write, n = func(ctx context.Context, ref string, at time.Time) (string, error) { return s.seed(ctx, ref, at) }, f.Max-1
+		}
+		op := func(ctx context.Context, seq int64, at time.Time) error {
+			name, err := write(ctx, r.ref(seq), at)
+			if err == nil {
+				mu.Lock()
+				if last = append(last, name); len(last) > 2*max(f.Concurrency, 32) {
+					last = last[1:]
+				}
+				mu.Unlock()
+			}
+			return err
 		}
 		if n > 0 {
 			res = ClosedLoop(ctx, f.Concurrency, 0, 24*time.Hour, n, op)
 		} else {
 			res = &Result{}
 		}
+		res.Seeded = last
 	default:
 		op, err := r.op(f.Scenario)
 		if err != nil {
@@ -257,12 +273,12 @@ func SettledCopy(tmpl *paygatev1.Payment, m Merchant, ref string, now time.Time)
 	return p, st
 }
 
-func (r *runner) seedOne(ctx context.Context, seq int64, at time.Time) error {
-	p, st := r.settled(r.ref(seq), at)
+func (r *runner) seedOne(ctx context.Context, ref string, at time.Time) (string, error) {
+	p, st := r.settled(ref, at)
 	if err := r.k8s.Create(ctx, p); err != nil {
-		return err
+		return "", err
 	}
-	return r.settle(ctx, p, st)
+	return p.Name, r.settle(ctx, p, st)
 }
 
 // settle writes st as p's status with a merge patch (no optimistic lock: the manager may have

@@ -85,6 +85,10 @@ type Result struct {
 	Dropped     int64   `json:"dropped,omitempty"`
 	MaxSendLagM float64 `json:"max_send_lag_ms,omitempty"`
 
+	// Seeded are the names of the last payments the seed wrote (the writes still in flight at its
+	// end among them): once a server's cache holds them all, it holds every earlier one.
+	Seeded []string `json:"seeded,omitempty"`
+
 	E2E    *E2EResult    `json:"e2e,omitempty"`
 	Absorb *AbsorbResult `json:"absorb,omitempty"`
 }
