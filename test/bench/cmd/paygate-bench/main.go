@@ -10,6 +10,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -20,6 +22,22 @@ import (
 )
 
 func main() {
+	render := flag.String("render", "", "Print the table of an earlier run's results.json instead of running.")
+	flag.Parse()
+	if *render != "" {
+		b, err := os.ReadFile(*render)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		rep := &driver.Report{}
+		if err := json.Unmarshal(b, rep); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		print(rep)
+		return
+	}
 	s, err := driver.FromEnv()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -32,20 +50,25 @@ func main() {
 	defer cancel()
 	rep, err := driver.Run(ctx, s, driver.Logger(os.Stderr))
 	if rep != nil && len(rep.Rows) > 0 {
-		fmt.Println()
-		fmt.Print(driver.Markdown(rep.Rows))
-		fmt.Println()
-		fmt.Println("CPU milliseconds per operation, by process:")
-		fmt.Println()
-		fmt.Print(driver.CPUTable(rep))
-		fmt.Printf("\n%s, %d cores, %s; %s; started %s, took %s. Logs, profiles and results.json: %s\n",
-			rep.Machine.CPU, rep.Machine.Cores, rep.Machine.Go, mode(s), rep.Started.Format(time.RFC3339),
-			rep.Finished.Sub(rep.Started).Round(time.Second), rep.Dir)
+		print(rep)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "paygate-bench:", err)
 		os.Exit(1)
 	}
+}
+
+func print(rep *driver.Report) {
+	rep.Rows = driver.Table(rep)
+	fmt.Println()
+	fmt.Print(driver.Markdown(rep.Rows))
+	fmt.Println()
+	fmt.Println("CPU milliseconds per operation, by process:")
+	fmt.Println()
+	fmt.Print(driver.CPUTable(rep))
+	fmt.Printf("\n%s, %d cores, %s; %s; started %s, took %s. Logs, profiles and results.json: %s\n",
+		rep.Machine.CPU, rep.Machine.Cores, rep.Machine.Go, mode(rep.Settings), rep.Started.Format(time.RFC3339),
+		rep.Finished.Sub(rep.Started).Round(time.Second), rep.Dir)
 }
 
 func mode(s driver.Settings) string {
