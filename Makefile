@@ -96,7 +96,7 @@ fuzz: ## Run every fuzz target (func Fuzz...) of the repository, one after anoth
 # load from a separate process, every figure next to the floor measured in the same run. BENCH_*
 # variables size it (test/bench/driver/settings.go); BENCH_OUT keeps the logs and profiles.
 .PHONY: bench
-bench: controlplane ## The benchmark table: every row, its ratio to the raw Kubernetes API and its target (~15 min), then the rate limiter.
+bench: controlplane ## The benchmark table (docs/performance.md): every row, its ratio to the raw Kubernetes API, its target (~15-30 min); then the rate limiter.
 	go run ./test/bench/cmd/paygate-bench
 	go test ./internal/ratelimit/ -run '^$$' -bench . -benchmem
 
