@@ -126,7 +126,7 @@ func Run(ctx context.Context, s Settings, logf func(format string, args ...any))
 	rep = &Report{Settings: s, Machine: machine(), Started: time.Now(), Dir: s.OutDir,
 		Results: map[string]*load.Result{}, CPU: map[string]map[string]float64{}, Heaps: map[string]map[string]Heap{},
 		Backlog: map[string]float64{}, LoadAvg: map[string]float64{}}
-	st := &stack{s: s, dir: s.OutDir, logf: logf, root: root}
+	st := &stack{s: s, dir: s.OutDir, root: root}
 	defer st.stop()
 	b := &bench{st: st, rep: rep, logf: logf}
 

@@ -92,7 +92,6 @@ var roles = []struct{ role, namespace string }{
 type stack struct {
 	s      Settings
 	dir    string
-	logf   func(format string, args ...any)
 	root   string
 	binDir string
 
