@@ -101,8 +101,17 @@ type harness struct {
 	rngMu sync.Mutex
 	rng   *mrand.Rand
 
+	arch *archiveRig
+
 	billingKick     chan struct{}
 	failpointRounds int
+	archiveRounds   int
+
+	// Reads of earlier payments and payouts (the load's history reads), and what the load
+	// created, to read it back.
+	readMu  sync.Mutex
+	reads   []readObservation
+	created []createdRecord
 
 	mu         sync.Mutex
 	takeovers  []time.Duration
@@ -141,6 +150,9 @@ func TestChaos(t *testing.T) {
 	t.Logf("chaos: leader election: lease %s, renew deadline %s, retry period %s", h.lease, h.lease*2/3, h.lease/6)
 	h.setup()
 
+	sampleCtx, stopSampling := context.WithCancel(h.ctx)
+	defer stopSampling()
+	h.sample(sampleCtx)
 	loadCtx, stopLoad := context.WithCancel(h.ctx)
 	var loadWG sync.WaitGroup
 	h.runLoad(loadCtx, workers, &loadWG)
@@ -156,7 +168,11 @@ func TestChaos(t *testing.T) {
 	t.Logf("chaos: load stopped after %s; converging", time.Since(started).Round(time.Second))
 
 	h.converge(6 * time.Minute)
-	figs := h.check(time.Since(started))
+	ran := time.Since(started)
+	h.drainArchive()
+	stopSampling()
+	h.arch.sampling.Wait()
+	figs := h.check(ran)
 	h.report(figs)
 }
 
@@ -213,6 +229,10 @@ func (h *harness) setup() {
 	}
 	t.Cleanup(h.rcv.down)
 
+	// The archive, and the processes' way to it (through the proxy the outages cut).
+	h.setupArchive()
+	archiveEnv := "PAYGATE_ARCHIVE_DSN=" + h.arch.dsn
+
 	// Processes: two apiservers, two managers.
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
@@ -226,20 +246,20 @@ func (h *harness) setup() {
 		base := fmt.Sprintf("http://127.0.0.1:%d", port)
 		h.apiURLs = append(h.apiURLs, base)
 		h.apis = append(h.apis, &proc{name: fmt.Sprintf("apiserver-%d", i), bin: h.bin, logDir: h.dir,
-			env: []string{"KUBECONFIG=" + kubeconfig, "PAYGATE_CHECKOUT_KEY=" + checkoutKey},
+			env: []string{"KUBECONFIG=" + kubeconfig, "PAYGATE_CHECKOUT_KEY=" + checkoutKey, archiveEnv},
 			args: []string{"apiserver", "--bind-address", fmt.Sprintf("127.0.0.1:%d", port), "--public-url", base,
 				"--checkout-lifetime", checkoutLifetime.String(), "--rate-limit", "1000000"}})
 	}
 	for i := range 2 {
 		h.managers = append(h.managers, &proc{name: fmt.Sprintf("manager-%c", 'a'+i), bin: h.bin, logDir: h.dir,
-			env: []string{"KUBECONFIG=" + kubeconfig},
-			args: []string{"manager", "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
+			env: []string{"KUBECONFIG=" + kubeconfig, archiveEnv},
+			args: append([]string{"manager", "--metrics-bind-address", "0", "--health-probe-bind-address", "0",
 				"--leader-elect", "--leader-election-namespace", systemNS,
 				"--leader-election-lease-duration", h.lease.String(), "--leader-election-renew-deadline", (h.lease * 2 / 3).String(),
 				"--leader-election-retry-period", (h.lease / 6).String(),
 				"--provider-poll-interval", "200ms", "--provider-callback-url", h.apiURLs[0] + "/internal/provider/callbacks",
 				"--webhook-retry-schedule", webhookSchedule, "--webhook-timeout", "2s", "--webhook-allow-private-sandbox",
-				"--payout-ambiguous-after", "30s"}})
+				"--payout-ambiguous-after", "30s"}, h.arch.archiveArgs()...)})
 	}
 	all := append(append([]*proc(nil), h.apis...), h.managers...)
 	t.Cleanup(func() {
@@ -257,6 +277,7 @@ func (h *harness) setup() {
 	if h.leader(60*time.Second) == nil {
 		t.Fatalf("no manager became leader; logs in %s", h.dir)
 	}
+	h.waitMigrated()
 	superviseCtx, stopSupervising := context.WithCancel(h.ctx)
 	supervised := make(chan struct{})
 	go func() {
@@ -523,26 +544,64 @@ func (h *harness) totalKills() int {
 
 // ---- kills ----
 
-// killLoop kills until kills were counted: the first rounds take every kind once (so the short
-// run covers them all), then kinds are drawn at random; failpoints take their turn in order.
+// The kinds of kill, and the order of the first rounds: each kind once, so that the short run
+// covers them all (it goes on until they are done, whatever CHAOS_KILLS says).
+const (
+	kindLeader = iota
+	kindFailpoint
+	kindAPIServer
+	kindReceiver
+	kindArchiveOutage
+	kindArchiveFailpoint
+)
+
+var firstRounds = []int{kindLeader, kindFailpoint, kindAPIServer, kindReceiver, kindArchiveOutage, kindArchiveFailpoint}
+
+// killLoop kills until kills were counted and every kind had its turn: the first rounds take
+// every kind once, then kinds are drawn at random; failpoints take their turn in order, every
+// third failpoint round one of the archiver's.
 func (h *harness) killLoop(kills int) {
-	for round := 0; h.totalKills() < kills; round++ {
+	for round := 0; round < len(firstRounds) || h.totalKills() < kills; round++ {
 		time.Sleep(time.Duration(300+h.intn(1700)) * time.Millisecond)
-		n := h.intn(100)
-		if round < 4 {
-			n = []int{0, 40, 80, 99}[round]
+		kind := kindLeader
+		if round < len(firstRounds) {
+			kind = firstRounds[round]
+		} else {
+			switch n := h.intn(100); {
+			case n < 35:
+				kind = kindLeader
+			case n < 75:
+				kind = kindFailpoint
+				if (h.failpointRounds+h.archiveRounds)%3 == 2 {
+					kind = kindArchiveFailpoint
+				}
+			case n < 88:
+				kind = kindAPIServer
+			case n < 94:
+				kind = kindReceiver
+			default:
+				kind = kindArchiveOutage
+			}
 		}
-		switch {
-		case n < 35:
+		switch kind {
+		case kindLeader:
 			h.killLeader()
-		case n < 75:
-			h.failpointRound()
-		case n < 92:
+		case kindFailpoint:
+			h.failpointRound(failpoint.Points[h.failpointRounds%len(failpoint.Points)])
+			h.failpointRounds++
+		case kindArchiveFailpoint:
+			h.failpointRound(failpoint.ArchivePoints[h.archiveRounds%len(failpoint.ArchivePoints)])
+			h.archiveRounds++
+		case kindAPIServer:
 			h.killAPIServer()
-		default:
+		case kindReceiver:
 			if h.rcv.isUp() {
 				h.countKill("webhook receiver down")
 				go h.receiverOutage()
+			}
+		case kindArchiveOutage:
+			if h.archiveOutage() {
+				h.countKill("archive outage")
 			}
 		}
 		h.t.Logf("chaos: %d/%d kills", h.totalKills(), kills)
@@ -569,9 +628,9 @@ func (h *harness) killLeader() {
 	h.measureTakeover(old, at)
 }
 
-// failpointRound restarts the standby with a failpoint armed, hands it the lease by killing the
+// failpointRound restarts the standby with point armed, hands it the lease by killing the
 // leader, and waits for it to kill itself at the write-ahead boundary.
-func (h *harness) failpointRound() {
+func (h *harness) failpointRound(point string) {
 	l := h.leader(30 * time.Second)
 	if l == nil {
 		h.t.Errorf("no leader")
@@ -584,11 +643,14 @@ func (h *harness) failpointRound() {
 			s = p
 		}
 	}
-	point := failpoint.Points[h.failpointRounds%len(failpoint.Points)]
-	h.failpointRounds++
 	hit := 1 + h.intn(3)
-	if point == failpoint.ChargeRecorded || strings.HasPrefix(point, "payout-") {
+	switch {
+	case point == failpoint.ChargeRecorded || strings.HasPrefix(point, "payout-"):
 		hit = 1
+	case slices.Contains(failpoint.ArchivePoints, point):
+		// Reached once per batch committed (or deleted): many per pass, with objects settling
+		// all the time and batches of archiveBatchSize.
+		hit = 1 + h.intn(2)
 	}
 	armed := fmt.Sprintf("%s:%d", point, hit)
 	// The armed standby is the harness's until the round ends: the supervisor leaves it alone.
@@ -635,6 +697,10 @@ func (h *harness) failpointRound() {
 			h.mu.Lock()
 			h.fired[point]++
 			h.mu.Unlock()
+			if point == failpoint.ArchiveCommitted {
+				// Before the next leader runs: what the crash left committed and still in etcd.
+				h.noteCommittedLive()
+			}
 		}
 		h.measureTakeover(h.leaseHolder(), at) // the lease still names the dead process
 	case <-time.After(40 * time.Second):
@@ -749,6 +815,7 @@ func (h *harness) restoreAll() {
 	for !h.rcv.isUp() {
 		time.Sleep(200 * time.Millisecond)
 	}
+	h.restoreArchive()
 }
 
 // percentile of sorted durations.

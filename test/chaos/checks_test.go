@@ -24,7 +24,8 @@ import (
 	"github.com/paygate/paygate/pkg/paygate"
 )
 
-// world is everything stored at the end of the run.
+// world is everything stored at the end of the run: in etcd, and in the archive (an archived
+// object no longer in etcd is in the lists as it was archived; archive says which).
 type world struct {
 	payments      []paygatev1.Payment
 	payouts       []paygatev1.Payout
@@ -37,6 +38,7 @@ type world struct {
 	plans         []paygatev1.BillingPlan
 	events        []corev1.Event
 	newEvents     []eventsv1.Event
+	archive       *archiveView
 }
 
 func (h *harness) snapshot() (*world, error) {
@@ -61,6 +63,11 @@ func (h *harness) snapshot() (*world, error) {
 	}
 	w.payments, w.payouts, w.invoices, w.subscriptions, w.deliveries = pl.Items, pol.Items, il.Items, sl.Items, dl.Items
 	w.balances, w.merchants, w.gateways, w.plans, w.events, w.newEvents = bl.Items, ml.Items, gl.Items, bpl.Items, el.Items, nel.Items
+	if h.arch != nil {
+		if err := h.mergeArchive(w); err != nil {
+			return nil, err
+		}
+	}
 	return w, nil
 }
 
@@ -238,7 +245,7 @@ func (h *harness) check(ran time.Duration) figures {
 		selfExits = "none"
 	}
 	wantKills := envInt("CHAOS_KILLS", 6)
-	f.need("kills (SIGKILL and receiver outages)", total >= wantKills, fmt.Sprintf(">= %d", wantKills), "%d: %s", total, strings.Join(kinds, ", "))
+	f.need("kills (SIGKILL, receiver and archive outages)", total >= wantKills, fmt.Sprintf(">= %d", wantKills), "%d: %s", total, strings.Join(kinds, ", "))
 	f.info("failpoints that killed the leader", "%s (armed but not reached in time: %d)", strings.Join(fired, ", "), notReached)
 	f.info("processes that ended on their own (restarted by the harness)", "%s", selfExits)
 	f.info("run time (load and kills)", "%s", ran.Round(time.Second))
@@ -253,7 +260,7 @@ func (h *harness) check(ran time.Duration) figures {
 	unexpected := []string{}
 	for _, r := range reqs {
 		byKind[r.kind]++
-		if r.kind != "read" {
+		if r.kind != "read" && r.kind != "history" {
 			mutations = append(mutations, r.key)
 		}
 		if !r.definitive {
@@ -282,7 +289,7 @@ func (h *harness) check(ran time.Duration) figures {
 	// Duplicates: objects per idempotency key.
 	answered := map[string]*request{} // id -> request
 	for _, r := range reqs {
-		if r.status == http.StatusOK && r.kind != "read" && r.kind != "push" && r.kind != "advance" {
+		if r.status == http.StatusOK && r.kind != "read" && r.kind != "history" && r.kind != "push" && r.kind != "advance" {
 			answered[r.id] = r
 		}
 	}
@@ -421,6 +428,11 @@ func (h *harness) check(ran time.Duration) figures {
 	f.info("subscriptions / invoices", "%d (%s) / %d (%s)", len(w.subscriptions), kindSummary(subPhase), len(w.invoices), kindSummary(invPhase))
 	f.info("billing flows: renewed / suspended by dunning / unfinished", "%d / %d / %d of %d",
 		h.load.flowsRenewed.Load(), h.load.flowsSuspend.Load(), h.load.flowsUnfinish.Load(), h.load.flowsStarted.Load())
+
+	// The archive.
+	if h.arch != nil {
+		h.checkArchive(w, &f, now)
+	}
 
 	// Leaks.
 	h.checkLeaks(w, &f)

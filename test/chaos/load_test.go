@@ -36,7 +36,7 @@ type merchant struct {
 
 // request is one merchant request of the load, with every try it took.
 type request struct {
-	kind       string // payment, hosted, push, payout, subscription, advance, read
+	kind       string // payment, hosted, push, payout, subscription, advance, read, history
 	merchant   string
 	env        paygatev1.Environment
 	key        string // Idempotency-Key ("" for none)
@@ -51,6 +51,9 @@ type request struct {
 	definitive bool
 	started    time.Time
 	took       time.Duration
+	// unavailable counts the tries answered 503 (the archive could not be read: docs/archive.md,
+	// Reads in the API server); retried like any 5xx.
+	unavailable int
 }
 
 // ledger keeps every request of the run.
@@ -152,6 +155,9 @@ func (h *harness) send(ctx context.Context, m *merchant, kind, key string, short
 		} else {
 			r.retryable++
 		}
+		if status == http.StatusServiceUnavailable {
+			r.unavailable++
+		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return r
 		}
@@ -199,6 +205,9 @@ var livePhones = []string{
 	"+255713000109", // success at once, no callback
 }
 
+// renewals is how many periods a paying subscriber renews for.
+const renewals = 2
+
 // Subscription customers (Tanzanian mobile numbers, as billing requires).
 const (
 	subscriberPhone = "+255712400200"
@@ -242,25 +251,112 @@ func (h *harness) createPayment(ctx context.Context, m *merchant, phone string, 
 	if phone != "" {
 		req.PaymentMode, req.CustomerPhone, kind = "push", phone, "payment"
 	}
-	return h.send(ctx, m, kind, ref, h.intn(10) == 0, func(ctx context.Context, c *paygate.Client) (string, error) {
+	r := h.send(ctx, m, kind, ref, h.intn(10) == 0, func(ctx context.Context, c *paygate.Client) (string, error) {
 		out, err := c.CreatePayment(ctx, req, ref)
 		if err != nil {
 			return "", err
 		}
 		return out.Data.TrxID, nil
 	})
+	h.remember(r, m, "payment")
+	return r
 }
 
 // createPayout asks for a payout with a fresh Idempotency-Key.
 func (h *harness) createPayout(ctx context.Context, m *merchant, amount string) *request {
 	key := h.nextRef("po")
-	return h.send(ctx, m, "payout", key, h.intn(8) == 0, func(ctx context.Context, c *paygate.Client) (string, error) {
+	r := h.send(ctx, m, "payout", key, h.intn(8) == 0, func(ctx context.Context, c *paygate.Client) (string, error) {
 		out, err := c.CreatePayout(ctx, paygate.PayoutRequest{Amount: json.Number(amount)}, key)
 		if err != nil {
 			return "", err
 		}
 		return out.ID, nil
 	})
+	h.remember(r, m, "payout")
+	return r
+}
+
+// createdRecord is a payment or payout the load created, to read back later.
+type createdRecord struct {
+	m        *merchant
+	kind     string // payment, payout
+	id, ref  string
+	answered time.Time
+}
+
+func (h *harness) remember(r *request, m *merchant, kind string) {
+	if r.status != http.StatusOK || r.id == "" {
+		return
+	}
+	h.readMu.Lock()
+	defer h.readMu.Unlock()
+	h.created = append(h.created, createdRecord{m: m, kind: kind, id: r.id, ref: r.key, answered: time.Now()})
+}
+
+// readHistory reads back a payment or payout the load created earlier, most often one old
+// enough to be archived (docs/archive.md, Reads in the API server): by id, or a payment by its
+// merchant_ref through the list. While the archive is cut such a read answers 503 and is
+// retried. Every answer is kept for checkReads; a refusal (a 404 for a record that exists) is
+// counted as unexpected.
+func (h *harness) readHistory(ctx context.Context) {
+	h.readMu.Lock()
+	var pick *createdRecord
+	if n := len(h.created); n > 0 {
+		// Mostly older than the retention: the first three quarters of what was created.
+		i := h.intn(max(1, n*3/4))
+		if h.intn(4) == 0 {
+			i = h.intn(n)
+		}
+		c := h.created[i]
+		pick = &c
+	}
+	h.readMu.Unlock()
+	if pick == nil {
+		return
+	}
+	o := readObservation{ns: pick.m.ns, id: pick.id, ref: pick.ref}
+	var fn func(context.Context, *paygate.Client) (string, error)
+	switch {
+	case pick.kind == "payout":
+		o.what = "get payout"
+		fn = func(ctx context.Context, c *paygate.Client) (string, error) {
+			p, err := c.GetPayout(ctx, pick.id)
+			if err != nil {
+				return "", err
+			}
+			o.gotID, o.status = p.ID, p.Status
+			return p.ID, nil
+		}
+	case h.intn(3) == 0:
+		o.what = "list payments by merchant_ref"
+		fn = func(ctx context.Context, c *paygate.Client) (string, error) {
+			l, err := c.ListPayments(ctx, paygate.ListOptions{Limit: 5, MerchantRef: pick.ref})
+			if err != nil {
+				return "", err
+			}
+			o.total, o.gotID, o.gotRef, o.status = l.Pagination.Total, "", "", ""
+			if len(l.Data) > 0 {
+				o.gotID, o.gotRef, o.status = l.Data[0].TrxID, l.Data[0].MerchantRef, l.Data[0].Status
+			}
+			return o.gotID, nil
+		}
+	default:
+		o.what = "get payment"
+		fn = func(ctx context.Context, c *paygate.Client) (string, error) {
+			p, err := c.GetPayment(ctx, pick.id)
+			if err != nil {
+				return "", err
+			}
+			o.gotID, o.gotRef, o.status = p.TrxID, p.MerchantRef, p.Status
+			return p.TrxID, nil
+		}
+	}
+	r := h.send(ctx, pick.m, "history", "", false, fn)
+	if r.status == http.StatusOK {
+		h.readMu.Lock()
+		h.reads = append(h.reads, o)
+		h.readMu.Unlock()
+	}
 }
 
 // op is one step of the steady load.
@@ -312,6 +408,18 @@ func (h *harness) runLoad(ctx context.Context, workers int, wg *sync.WaitGroup) 
 		defer wg.Done()
 		h.runBilling(ctx)
 	}()
+	// One reader of earlier records.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			h.readHistory(context.WithoutCancel(ctx))
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Duration(400+h.intn(800)) * time.Millisecond):
+			}
+		}
+	}()
 }
 
 // ---- billing ----
@@ -323,7 +431,9 @@ func (h *harness) runBilling(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	slots := make(chan struct{}, 2)
-	dunning := false
+	// The first flow renews (so that, even in the short run, an invoice is old enough to leave
+	// etcd), then they alternate.
+	dunning := true
 	for {
 		select {
 		case <-ctx.Done():
@@ -434,10 +544,13 @@ func (h *harness) subscriptionFlow(ctx, stop context.Context, dunning bool) {
 	s, ok := h.waitSubscription(ctx, stop, m, id, func(s *paygate.Subscription) bool {
 		return s.Status == "active" && s.NextChargeAt != nil
 	})
-	if ok {
+	// Renew twice: the archiver keeps a subscription's two latest invoices, so the first one
+	// leaves etcd (with its charge) only once the third is open.
+	for period := 2; ok && period <= renewals+1; period++ {
 		h.advanceTo(ctx, m, s, *s.NextChargeAt)
-		_, ok = h.waitSubscription(ctx, stop, m, id, func(s *paygate.Subscription) bool {
-			return s.Status == "active" && s.CurrentPeriod != nil && *s.CurrentPeriod >= 2
+		s, ok = h.waitSubscription(ctx, stop, m, id, func(s *paygate.Subscription) bool {
+			return s.Status == "active" && s.CurrentPeriod != nil && *s.CurrentPeriod >= period &&
+				(period > renewals || s.NextChargeAt != nil)
 		})
 	}
 	if ok {
