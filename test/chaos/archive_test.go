@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -50,6 +51,9 @@ type archiveRig struct {
 	store *archive.Store
 	dsn   string // through the proxy, with a password: what the processes get
 	after time.Duration
+	// deliveriesAfter is the webhook deliveries' retention (0: those of a live object stay in
+	// etcd; those of an archived object leave with it).
+	deliveriesAfter time.Duration
 
 	down    atomic.Bool
 	outages sync.WaitGroup
@@ -88,6 +92,10 @@ func (h *harness) setupArchive() {
 	if d, err := time.ParseDuration(os.Getenv("CHAOS_ARCHIVE_AFTER")); err == nil && d >= time.Second {
 		a.after = d
 	}
+	a.deliveriesAfter = a.after
+	if d, err := time.ParseDuration(os.Getenv("CHAOS_ARCHIVE_DELIVERIES_AFTER")); err == nil && d >= 0 {
+		a.deliveriesAfter = d
+	}
 	a.srv = pgtest.Start(t)
 	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
 	defer cancel()
@@ -114,15 +122,15 @@ func (h *harness) setupArchive() {
 	}
 	t.Cleanup(a.store.Close)
 	h.arch = a
-	t.Logf("chaos: archive on PostgreSQL (port %d, proxy %s); retention %s, a pass every %s, batches of %d",
-		a.srv.Port, a.proxy.Addr, a.after, archiveInterval, archiveBatchSize)
+	t.Logf("chaos: archive on PostgreSQL (port %d, proxy %s); retention %s (webhook deliveries %s), a pass every %s, batches of %d",
+		a.srv.Port, a.proxy.Addr, a.after, a.deliveriesAfter, archiveInterval, archiveBatchSize)
 }
 
 // archiveArgs are the managers' archive flags.
 func (a *archiveRig) archiveArgs() []string {
 	after := a.after.String()
 	return []string{"--archive-payments-after", after, "--archive-payouts-after", after,
-		"--archive-invoices-after", after, "--archive-webhook-deliveries-after", after,
+		"--archive-invoices-after", after, "--archive-webhook-deliveries-after", a.deliveriesAfter.String(),
 		"--archive-interval", archiveInterval.String(), "--archive-batch-size", fmt.Sprint(archiveBatchSize)}
 }
 
@@ -341,11 +349,11 @@ func (h *harness) mergeArchive(w *world) error {
 		addLive(archive.KindWebhookDelivery, &w.deliveries[i])
 	}
 	// keep reports whether an archived row is added to the world (not in etcd any more).
-	keep := func(uid types.UID, r archivedRow) bool {
+	keep := func(uid types.UID, r archivedRow, what string) bool {
 		v.rows[uid] = r
 		v.byKind[r.kind]++
 		if live, ok := liveNames[string(r.kind)+"/"+r.namespace+"/"+r.name]; ok && live != uid {
-			v.clash = append(v.clash, fmt.Sprintf("%s %s/%s archived as %s, in etcd as %s", r.kind, r.namespace, r.name, uid, live))
+			v.clash = append(v.clash, fmt.Sprintf("%s %s/%s%s archived as %s, in etcd as %s", r.kind, r.namespace, r.name, what, uid, live))
 		}
 		if v.liveUIDs[uid] {
 			v.both[r.kind] = append(v.both[r.kind], r.namespace+"/"+r.name)
@@ -354,27 +362,27 @@ func (h *harness) mergeArchive(w *world) error {
 		return true
 	}
 	err := readRows(ctx, h.arch.store, archive.KindPayment, func(uid types.UID, r archivedRow, p *paygatev1.Payment) {
-		if keep(uid, r) {
+		if keep(uid, r, "") {
 			w.payments = append(w.payments, *p)
 		}
 	})
 	if err == nil {
 		err = readRows(ctx, h.arch.store, archive.KindPayout, func(uid types.UID, r archivedRow, p *paygatev1.Payout) {
-			if keep(uid, r) {
+			if keep(uid, r, "") {
 				w.payouts = append(w.payouts, *p)
 			}
 		})
 	}
 	if err == nil {
 		err = readRows(ctx, h.arch.store, archive.KindInvoice, func(uid types.UID, r archivedRow, inv *paygatev1.Invoice) {
-			if keep(uid, r) {
+			if keep(uid, r, " (period "+fmt.Sprint(inv.Spec.Period)+" of "+inv.Spec.SubscriptionRef.Name+")") {
 				w.invoices = append(w.invoices, *inv)
 			}
 		})
 	}
 	if err == nil {
 		err = readRows(ctx, h.arch.store, archive.KindWebhookDelivery, func(uid types.UID, r archivedRow, d *paygatev1.WebhookDelivery) {
-			if keep(uid, r) {
+			if keep(uid, r, " ("+d.Spec.EventType+" of "+d.Spec.Source.Kind+" "+d.Spec.Source.Name+")") {
 				w.deliveries = append(w.deliveries, *d)
 			}
 		})
@@ -422,8 +430,9 @@ func timeOf(t *metav1.Time) time.Time {
 // should have moved (docs/archive.md, The archiver): a subscription's two latest invoices and
 // the charges of an invoice still in etcd stay, whatever their age. Finished is the archiver's
 // own clock: a payment's settledAt, a payout's updatedAt, an invoice's paidAt or voidedAt, a
-// delivery's deliveredAt or last attempt, else the creation.
-func oldInEtcd(w *world, cutoff time.Time) []string {
+// delivery's deliveredAt or last attempt, else the creation. With deliveries false, deliveries
+// stay (their retention is 0).
+func oldInEtcd(w *world, cutoff time.Time, deliveries bool) []string {
 	live := func(uid types.UID) bool { return w.archive == nil || w.archive.liveUIDs[uid] }
 	latest := map[string][]int32{}
 	liveInvoices := map[types.UID]bool{}
@@ -479,7 +488,7 @@ func oldInEtcd(w *world, cutoff time.Time) []string {
 			last = d.Status.Attempts[n-1].At.Time
 		}
 		at := firstNonZero(timeOf(d.Status.DeliveredAt), last, d.CreationTimestamp.Time)
-		if live(d.UID) && archive.DeliveryFinished(d) && at.Before(cutoff) {
+		if deliveries && live(d.UID) && archive.DeliveryFinished(d) && at.Before(cutoff) {
 			note("webhook delivery", d, at)
 		}
 	}
@@ -491,10 +500,10 @@ func oldInEtcd(w *world, cutoff time.Time) []string {
 // holds nothing the archiver should have moved, or when that is overdue.
 func (h *harness) drainArchive() {
 	start := time.Now()
-	deadline := start.Add(h.arch.after + archiveSlack + 30*time.Second)
+	deadline := start.Add(max(h.arch.after, h.arch.deliveriesAfter) + archiveSlack + 30*time.Second)
 	for {
 		w, err := h.etcdSnapshot()
-		if err == nil && len(oldInEtcd(w, time.Now().Add(time.Hour))) == 0 {
+		if err == nil && len(oldInEtcd(w, time.Now().Add(time.Hour), h.arch.deliveriesAfter > 0)) == 0 {
 			h.t.Logf("chaos: the archiver moved every settled object within %s", time.Since(start).Round(time.Second))
 			return
 		}
@@ -520,7 +529,7 @@ func (h *harness) checkArchive(w *world, f *figures, now time.Time) {
 	}
 	f.info("objects archived to PostgreSQL (rows per table)", "%s", strings.Join(perKind, ", "))
 	f.info("objects left in etcd at the end / stored (etcd and archive)", "%s", strings.Join(inEtcd, ", "))
-	old := oldInEtcd(w, now.Add(-(a.after + archiveSlack)))
+	old := oldInEtcd(w, now.Add(-(max(a.after, a.deliveriesAfter) + archiveSlack)), a.deliveriesAfter > 0)
 	f.zero(fmt.Sprintf("settled objects in etcd past retention + %s (etcd holds only live and recent objects)", archiveSlack), len(old), old)
 
 	var both, doubled []string
@@ -575,6 +584,8 @@ func (h *harness) checkArchive(w *world, f *figures, now time.Time) {
 	f.info("archive failpoints that killed the leader", "%s (armed but not reached in time: %s); objects committed and still in etcd after each archive-committed crash: %s",
 		strings.Join(fired, ", "), strings.Join(missed, ", "), leftLive)
 
+	f.info("archiver passes that failed (managers' logs)", "%s", h.archiverFailures())
+
 	h.checkReads(w, f)
 
 	// The ledger check (paygate ledger check): carried forward against the archived rows, every
@@ -602,6 +613,39 @@ func (h *harness) checkArchive(w *world, f *figures, now time.Time) {
 	}
 	f.need("ledger check (paygate ledger check: carried forward vs rows, balances vs carried forward + live)", len(diffs) == 0, "0 differences",
 		"%d differences over %d balances and %d carried-forward entries (%d runs)%s", len(diffs), res.Balances, res.CarriedForward, runs, examples(diffs))
+}
+
+// archiverFailures sums up the managers' "Archiver pass failed" lines: the database out of
+// reach (outages, a killed leader's connections) or refused by it (a product defect: every later
+// check says what it cost).
+func (h *harness) archiverFailures() string {
+	logs, _ := filepath.Glob(filepath.Join(h.dir, "manager-*.log"))
+	why := map[string]int{}
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if !strings.Contains(line, "Archiver pass failed") {
+				continue
+			}
+			var e struct {
+				Error string `json:"error"`
+			}
+			_ = json.Unmarshal([]byte(line), &e)
+			k := "the database out of reach"
+			if i := strings.Index(e.Error, "ERROR: "); i >= 0 {
+				k = e.Error[i+len("ERROR: "):]
+				k = strings.NewReplacer("\"", "'").Replace(k[:min(len(k), 110)])
+			}
+			why[k]++
+		}
+	}
+	if len(why) == 0 {
+		return "none"
+	}
+	return kindSummary(why)
 }
 
 func examples(s []string) string {

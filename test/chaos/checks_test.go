@@ -532,13 +532,14 @@ func orZero(r *big.Rat) *big.Rat {
 func (h *harness) checkEvents(w *world, f *figures) {
 	bySource := map[string][]*paygatev1.WebhookDelivery{}
 	byID := map[string]*paygatev1.WebhookDelivery{}
-	dupIDs := 0
+	var dupIDs []string
 	phases := map[string]int{}
 	for i := range w.deliveries {
 		d := &w.deliveries[i]
 		bySource[d.Spec.Source.UID] = append(bySource[d.Spec.Source.UID], d)
-		if byID[d.Spec.EventID] != nil {
-			dupIDs++
+		if o := byID[d.Spec.EventID]; o != nil {
+			dupIDs = append(dupIDs, fmt.Sprintf("%s %s of %s %s stored twice (deliveries %s and %s)",
+				d.Spec.EventType, d.Spec.EventID, d.Spec.Source.Kind, d.Spec.Source.Name, o.UID, d.UID))
 		}
 		byID[d.Spec.EventID] = d
 		phases[string(d.Status.Phase)]++
@@ -638,7 +639,7 @@ func (h *harness) checkEvents(w *world, f *figures) {
 	}
 	f.info("webhook events (deliveries by phase)", "%d: %s; %d deliveries received for %d event ids, %d of them repeats (receivers dedupe on the id)",
 		len(w.deliveries), kindSummary(phases), received, len(rv.byID), dups)
-	f.zero("terminal payments, payouts, invoices without exactly one event per outcome", len(wrong)+dupIDs, wrong)
+	f.zero("terminal payments, payouts, invoices without exactly one event per outcome", len(wrong)+len(dupIDs), append(dupIDs, wrong...))
 	f.zero("delivered events the receiver never got", len(notArrived), notArrived)
 	f.info("production events (to a loopback URL: refused by the sender, by design)", "%d", refused)
 	f.zero("sandbox events abandoned (receiver reachable but for its outages)", len(abandoned), abandoned)
