@@ -330,11 +330,15 @@ func (h *harness) mergeArchive(w *world) error {
 	defer cancel()
 	v := &archiveView{rows: map[types.UID]archivedRow{}, byKind: map[archive.Kind]int{}, live: map[archive.Kind]int{},
 		liveUIDs: map[types.UID]bool{}, both: map[archive.Kind][]string{}, archivedLive: map[string]bool{}}
-	liveNames := map[string]types.UID{}
+	type liveObject struct {
+		uid     types.UID
+		created time.Time
+	}
+	liveNames := map[string]liveObject{}
 	addLive := func(kind archive.Kind, o metav1.Object) {
 		v.live[kind]++
 		v.liveUIDs[o.GetUID()] = true
-		liveNames[string(kind)+"/"+o.GetNamespace()+"/"+o.GetName()] = o.GetUID()
+		liveNames[string(kind)+"/"+o.GetNamespace()+"/"+o.GetName()] = liveObject{o.GetUID(), o.GetCreationTimestamp().Time}
 	}
 	for i := range w.payments {
 		addLive(archive.KindPayment, &w.payments[i])
@@ -352,8 +356,9 @@ func (h *harness) mergeArchive(w *world) error {
 	keep := func(uid types.UID, r archivedRow, what string) bool {
 		v.rows[uid] = r
 		v.byKind[r.kind]++
-		if live, ok := liveNames[string(r.kind)+"/"+r.namespace+"/"+r.name]; ok && live != uid {
-			v.clash = append(v.clash, fmt.Sprintf("%s %s/%s%s archived as %s, in etcd as %s", r.kind, r.namespace, r.name, what, uid, live))
+		if live, ok := liveNames[string(r.kind)+"/"+r.namespace+"/"+r.name]; ok && live.uid != uid {
+			v.clash = append(v.clash, fmt.Sprintf("%s %s/%s%s archived at %s as %s, in etcd as %s created at %s", r.kind, r.namespace, r.name, what,
+				r.archivedAt.Format("15:04:05.000"), uid, live.uid, live.created.Format(time.TimeOnly)))
 		}
 		if v.liveUIDs[uid] {
 			v.both[r.kind] = append(v.both[r.kind], r.namespace+"/"+r.name)

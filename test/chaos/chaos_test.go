@@ -558,6 +558,8 @@ const (
 	kindArchiveFailpoint
 )
 
+var kindNames = []string{"leader", "failpoint", "apiserver", "receiver", "archive outage", "archive failpoint"}
+
 var firstRounds = []int{kindLeader, kindFailpoint, kindAPIServer, kindReceiver, kindArchiveOutage, kindArchiveFailpoint}
 
 // killLoop kills until kills were counted and every kind had its turn: the first rounds take
@@ -607,7 +609,7 @@ func (h *harness) killLoop(kills int) {
 				h.countKill("archive outage")
 			}
 		}
-		h.t.Logf("chaos: %d/%d kills", h.totalKills(), kills)
+		h.t.Logf("chaos: %s %d/%d kills (%s)", time.Now().Format("15:04:05.000"), h.totalKills(), kills, kindNames[kind])
 	}
 }
 
