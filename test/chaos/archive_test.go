@@ -455,6 +455,31 @@ func oldInEtcd(w *world, cutoff time.Time, deliveries bool) []string {
 		ps = slices.Compact(ps)
 		latest[k] = ps[max(0, len(ps)-2):]
 	}
+	liveOwners := map[types.UID]bool{}
+	for i := range w.subscriptions {
+		liveOwners[w.subscriptions[i].UID] = true
+	}
+	for i := range w.payments {
+		if live(w.payments[i].UID) {
+			liveOwners[w.payments[i].UID] = true
+		}
+	}
+	for i := range w.payouts {
+		if live(w.payouts[i].UID) {
+			liveOwners[w.payouts[i].UID] = true
+		}
+	}
+	for uid := range liveInvoices {
+		liveOwners[uid] = true
+	}
+	ownerLive := func(d *paygatev1.WebhookDelivery) bool {
+		for _, o := range d.OwnerReferences {
+			if liveOwners[o.UID] {
+				return true
+			}
+		}
+		return false
+	}
 	var old []string
 	note := func(what string, o metav1.Object, at time.Time) {
 		old = append(old, fmt.Sprintf("%s %s/%s finished %s", what, o.GetNamespace(), o.GetName(), at.Format(time.TimeOnly)))
@@ -493,7 +518,9 @@ func oldInEtcd(w *world, cutoff time.Time, deliveries bool) []string {
 			last = d.Status.Attempts[n-1].At.Time
 		}
 		at := firstNonZero(timeOf(d.Status.DeliveredAt), last, d.CreationTimestamp.Time)
-		if deliveries && live(d.UID) && archive.DeliveryFinished(d) && at.Before(cutoff) {
+		// A delivery stays in etcd with its live owner (the owner's controller reads it to know
+		// the event went out; docs/archive.md): a subscription's, or one whose owner waits itself.
+		if deliveries && live(d.UID) && archive.DeliveryFinished(d) && at.Before(cutoff) && !ownerLive(d) {
 			note("webhook delivery", d, at)
 		}
 	}
