@@ -115,7 +115,7 @@ bench-archive: controlplane ## Archive scale run: archived-record reads and bala
 		go test ./test/archivescale/ -run TestArchiveScale -count=1 -v -timeout 60m
 
 # The fault harness (docs/reliability.md): `make chaos` runs it with CHAOS_KILLS kills; `make test`
-# runs its short version (6 kills) with every other test.
+# runs its short version (8 kills, every kind once) with every other test.
 CHAOS_KILLS ?= 120
 
 .PHONY: chaos
