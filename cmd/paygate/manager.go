@@ -78,7 +78,7 @@ func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProb
 	fs.DurationVar(&o.archiveRetention.Payments, "archive-payments-after", controllers.DefaultRetention, "How long a terminal payment stays in etcd before it is archived; 0 keeps payments in etcd.")
 	fs.DurationVar(&o.archiveRetention.Payouts, "archive-payouts-after", controllers.DefaultRetention, "How long a terminal payout stays in etcd before it is archived; 0 keeps payouts in etcd.")
 	fs.DurationVar(&o.archiveRetention.Invoices, "archive-invoices-after", controllers.DefaultRetention, "How long a paid or void invoice stays in etcd before it is archived (a subscription's two latest stay); 0 keeps invoices in etcd.")
-	fs.DurationVar(&o.archiveRetention.WebhookDeliveries, "archive-webhook-deliveries-after", controllers.DefaultRetention, "How long a finished webhook delivery stays in etcd before it is archived; 0 keeps them in etcd (those of an archived object leave with it).")
+	fs.DurationVar(&o.archiveRetention.WebhookDeliveries, "archive-webhook-deliveries-after", controllers.DefaultRetention, "How long a finished webhook delivery whose owner is gone stays in etcd before it is archived (a delivery leaves with its owner, never before it); 0 keeps those in etcd.")
 	fs.DurationVar(&o.archiveInterval, "archive-interval", time.Minute, "Pause between archiver passes.")
 	fs.IntVar(&o.archiveBatchSize, "archive-batch-size", 100, "Most objects archived in one transaction.")
 	fs.DurationVar(&o.shutdownTimeout, "graceful-shutdown-timeout", 25*time.Second, "How long, on SIGTERM, reconciles in progress may take to finish before the process exits (keep it below the pod's terminationGracePeriodSeconds).")
