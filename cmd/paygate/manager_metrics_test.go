@@ -23,10 +23,13 @@ import (
 	"github.com/paygate/paygate/test/testenv"
 )
 
-// TestManagerMetricsAreAuthenticated runs the manager with its default --metrics-secure against a
-// real API server: /metrics answers over HTTPS only to a caller whose token the API server
-// authenticates and who may get /metrics (the chart's paygate-metrics-reader role).
-func TestManagerMetricsAreAuthenticated(t *testing.T) {
+// TestManagerMetricsAndShutdown runs the manager (one per process: controller names are unique)
+// with its default --metrics-secure and leader election against a real API server: /metrics
+// answers over HTTPS only to a caller whose token the API server authenticates and who may get
+// /metrics (the chart's paygate-metrics-reader role); and on SIGTERM (its context ends) the leader
+// gives its Lease up, so a standby takes over at its next retry instead of after the lease
+// duration.
+func TestManagerMetricsAndShutdown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs etcd and kube-apiserver")
 	}
@@ -42,8 +45,8 @@ func TestManagerMetricsAreAuthenticated(t *testing.T) {
 	addr := ln.Addr().String()
 	_ = ln.Close()
 
-	opts := managerOptions{metricsAddr: addr, metricsSecure: true, probeAddr: "0",
-		leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second,
+	opts := managerOptions{metricsAddr: addr, metricsSecure: true, probeAddr: "0", leaderElect: true, leaderNS: "default",
+		leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second, shutdownTimeout: 10 * time.Second,
 		webhookSchedule: "0s", archiveInterval: time.Minute, archiveBatchSize: 100, ledgerRecount: time.Minute}
 	mgr, err := newManager(env.Config, opts, nil)
 	if err != nil {
@@ -52,7 +55,13 @@ func TestManagerMetricsAreAuthenticated(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	defer func() { cancel(); <-done }()
+	stopped := false
+	defer func() {
+		if !stopped {
+			cancel()
+			<-done
+		}
+	}()
 
 	cs := kubernetes.NewForConfigOrDie(env.Config)
 	for _, name := range []string{"prometheus", "stranger"} {
@@ -112,30 +121,7 @@ func TestManagerMetricsAreAuthenticated(t *testing.T) {
 			t.Fatal("plain HTTP served the metrics")
 		}
 	}
-}
 
-// TestManagerReleasesLeadershipOnShutdown: a leader stopped by SIGTERM (its context ends) gives
-// its Lease up, so a standby takes over at its next retry instead of after the lease duration.
-func TestManagerReleasesLeadershipOnShutdown(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs etcd and kube-apiserver")
-	}
-	env, err := testenv.Start()
-	if err != nil {
-		t.Fatalf("starting the control plane (make controlplane): %v", err)
-	}
-	defer env.Stop()
-	opts := managerOptions{metricsAddr: "0", probeAddr: "0", leaderElect: true, leaderNS: "default",
-		leaseDuration: 15 * time.Second, renewDeadline: 10 * time.Second, retryPeriod: 2 * time.Second, shutdownTimeout: 10 * time.Second,
-		webhookSchedule: "0s", archiveInterval: time.Minute, archiveBatchSize: 100, ledgerRecount: time.Minute}
-	mgr, err := newManager(env.Config, opts, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	cs := kubernetes.NewForConfigOrDie(env.Config)
 	holder := func() string {
 		l, err := cs.CoordinationV1().Leases("default").Get(context.Background(), "paygate-manager.paygate.dev", metav1.GetOptions{})
 		if err != nil || l.Spec.HolderIdentity == nil {
@@ -149,6 +135,7 @@ func TestManagerReleasesLeadershipOnShutdown(t *testing.T) {
 		}
 	}
 	cancel()
+	stopped = true
 	if err := <-done; err != nil {
 		t.Fatalf("the manager stopped with %v", err)
 	}
