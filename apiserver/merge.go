@@ -9,13 +9,16 @@ import "slices"
 // archived ones A, each sorted in the list's order, with no item in both. A page is
 // [offset, offset+limit) of the merge of the two, read with one page of A whatever the offset.
 //
-// An archived item A[j] sits in the merged list at j + |{l in L: l before A[j]}|, at most
-// j + len(L). So the page needs no archived item before offset-len(L), nor after offset+limit:
-// the window [archiveWindow(offset, limit, len(L))) holds every one it needs.
+// An archived item A[j] sits in the merged list at j + |{l in L: l before A[j]}|, at least j and
+// at most j + len(L). So the page needs no archived item before offset-len(L), nor from
+// offset+limit on: the window [archiveWindow(offset, limit, len(L))) holds every one it needs,
+// limit + min(offset, len(L)) items: the first page reads limit archived items however many are
+// live.
 
 // archiveWindow is the archive page a merged page needs: the archived items [start, start+n).
 func archiveWindow(offset, limit, nLive int) (start, n int) {
-	return max(0, offset-nLive), limit + nLive
+	start = max(0, offset-nLive)
+	return start, offset + limit - start
 }
 
 // mergePage returns the page [offset, offset+limit) of the merged list, and its total.
