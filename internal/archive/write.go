@@ -219,7 +219,13 @@ func (s *Store) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	for attempt := 0; ; attempt++ {
 		err := pgx.BeginFunc(ctx, s.pool, fn)
 		var pgErr *pgconn.PgError
-		if err != nil && attempt < 5 && errors.As(err, &pgErr) && (pgErr.Code == "40001" || pgErr.Code == "40P01") {
+		// Serialization failures and deadlocks are retried; so is a unique violation of a name
+		// index: an archiver inserting the same object as a concurrent one can meet its
+		// uncommitted name before its UID (only the UID is the conflict target), and the retry
+		// finds the committed row and adds nothing. A name truly archived under another UID
+		// fails the same way every time, and is returned.
+		if err != nil && attempt < 5 && errors.As(err, &pgErr) &&
+			(pgErr.Code == "40001" || pgErr.Code == "40P01" || (pgErr.Code == "23505" && strings.HasSuffix(pgErr.ConstraintName, "_name"))) {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
