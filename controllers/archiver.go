@@ -399,22 +399,16 @@ func (a *Archiver) archiveBatch(ctx context.Context, units []archiveUnit, res *P
 	var b archive.Batch
 	for _, u := range units {
 		for _, o := range u.objects {
-			switch o := o.(type) {
+			c := o.DeepCopyObject().(client.Object) // the cache's object is never modified
+			c.SetManagedFields(nil)
+			switch c := c.(type) {
 			case *paygatev1.Payment:
-				c := o.DeepCopy()
-				c.ManagedFields = nil
 				b.Payments = append(b.Payments, *c)
 			case *paygatev1.Payout:
-				c := o.DeepCopy()
-				c.ManagedFields = nil
 				b.Payouts = append(b.Payouts, *c)
 			case *paygatev1.Invoice:
-				c := o.DeepCopy()
-				c.ManagedFields = nil
 				b.Invoices = append(b.Invoices, *c)
 			case *paygatev1.WebhookDelivery:
-				c := o.DeepCopy()
-				c.ManagedFields = nil
 				b.WebhookDeliveries = append(b.WebhookDeliveries, *c)
 			}
 		}

@@ -5,10 +5,8 @@ package chaos
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +17,7 @@ import (
 	"time"
 
 	"github.com/paygate/paygate/internal/failpoint"
+	"github.com/paygate/paygate/test/testenv"
 )
 
 // proc is one child process of the production binary (a manager or an apiserver), restarted as
@@ -187,21 +186,5 @@ func freePort() (int, error) {
 
 // waitHealthy waits until GET url answers 200.
 func waitHealthy(ctx context.Context, url string, within time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, within)
-	defer cancel()
-	c := &http.Client{Timeout: time.Second}
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if resp, err := c.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return errors.New(url + " did not become healthy")
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	return testenv.WaitHTTP(ctx, url, within, nil)
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/paygate/paygate/test/testenv"
 )
 
 // proc is a child process of the driver (a paygate manager or apiserver), logging to a file.
@@ -86,26 +87,16 @@ func freeAddr() (string, error) {
 
 // waitHTTP waits until GET url answers 200, while p (when given) runs.
 func waitHTTP(ctx context.Context, url string, within time.Duration, p *proc) error {
-	ctx, cancel := context.WithTimeout(ctx, within)
-	defer cancel()
-	c := &http.Client{Timeout: time.Second}
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if resp, err := c.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
+	var alive func() error
+	if p != nil {
+		alive = func() error {
+			if !p.alive() {
+				return fmt.Errorf("%s exited (see %s)", p.name, p.log.Name())
 			}
-		}
-		if p != nil && !p.alive() {
-			return fmt.Errorf("%s exited (see %s)", p.name, p.log.Name())
-		}
-		select {
-		case <-ctx.Done():
-			return errors.New(url + " did not answer")
-		case <-time.After(100 * time.Millisecond):
+			return nil
 		}
 	}
+	return testenv.WaitHTTP(ctx, url, within, alive)
 }
 
 // ---- CPU time by process ----
