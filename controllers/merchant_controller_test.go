@@ -73,8 +73,14 @@ func eventReasons(ns, name string) []string {
 	Expect(k8s.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
 	var out []string
 	for _, e := range list.Items {
-		if e.Regarding.Name == name {
-			out = append(out, e.Reason)
+		if e.Regarding.Name != name {
+			continue
+		}
+		out = append(out, e.Reason)
+		if e.Series != nil { // the recorder folds a repeat within its window into a series
+			for range e.Series.Count - 1 {
+				out = append(out, e.Reason)
+			}
 		}
 	}
 	return out

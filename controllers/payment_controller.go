@@ -32,7 +32,6 @@ import (
 // Ready's reason from failureReason: ProviderUnreachable, KubernetesAPIError or
 // RetryingAfterError.
 const (
-	ReasonPushStarted         = "PushStarted"
 	ReasonPushFailed          = "PushFailed"
 	ReasonPaymentSucceeded    = "PaymentSucceeded"
 	ReasonPaymentFailed       = "PaymentFailed"
@@ -227,7 +226,8 @@ func (r *PaymentReconciler) startPush(ctx context.Context, s *paymentScope) (ctr
 		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPushFailed, "Push", "Push %s through %s: outcome unknown, will ask the provider: %v", a.Reference, gw.Name, err)
 		return ctrl.Result{RequeueAfter: r.pollInterval()}, nil
 	}
-	r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, ReasonPushStarted, "Push", "Pushed %s %s through %s (attempt %d)", p.Spec.Amount, p.Spec.Currency, gw.Name, a.Sequence)
+	// A push the provider accepted is routine: the attempt in status records it, and no Event is
+	// written for it (one write fewer per payment; docs/payments.md, Events).
 	r.applyResult(s, a, res)
 	return r.pollIfInFlight(p), nil
 }
@@ -298,8 +298,8 @@ func (r *PaymentReconciler) succeed(s *paymentScope, a *paygatev1.PushAttempt) {
 	p.Status.Fee = paygatev1.Decimal(fee.StringFixed(cur.Scale))
 	p.Status.NetAmount = paygatev1.Decimal(net.StringFixed(cur.Scale))
 	p.Status.SettledAt = ptrTime(s.now)
-	r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, ReasonPaymentSucceeded, "Settle", "Settled %s %s (fee %s, net %s) through %s",
-		p.Spec.Amount, p.Spec.Currency, p.Status.Fee, p.Status.NetAmount, a.Gateway)
+	msg := fmt.Sprintf("Settled %s %s (fee %s, net %s) through %s", p.Spec.Amount, p.Spec.Currency, p.Status.Fee, p.Status.NetAmount, a.Gateway)
+	s.patch.OnWrite(func() { r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, ReasonPaymentSucceeded, "Settle", "%s", msg) })
 }
 
 func paymentFee(p *paygatev1.Payment, fees paygatev1.GatewayFees) (money.Amount, money.Amount, error) {
@@ -332,7 +332,7 @@ func (r *PaymentReconciler) fail(s *paymentScope, code paygatev1.FailureCode, wh
 	if code == paygatev1.FailureExpiredSession {
 		reason = ReasonPaymentExpired
 	}
-	r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, reason, "Settle", "Payment failed with %s: %s", code, why)
+	s.patch.OnWrite(func() { r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, reason, "Settle", "Payment failed with %s: %s", code, why) })
 }
 
 func (r *PaymentReconciler) pushRequest(p *paygatev1.Payment, a *paygatev1.PushAttempt) provider.PushRequest {

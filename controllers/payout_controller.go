@@ -327,15 +327,17 @@ func (r *PayoutReconciler) succeed(s *payoutScope) {
 	if a := p.Status.Attempt; a != nil {
 		metrics.DisbursementLatency.WithLabelValues(string(p.Spec.Environment)).Observe(s.now.Sub(a.StartedAt.Time).Seconds())
 	}
-	r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, ReasonPayoutSucceeded, "Disburse", "Paid out %s %s (fee %s, %s to the settlement number)",
-		p.Spec.Amount, p.Spec.Currency, p.Spec.Fee, p.Spec.PayableAmount)
+	s.patch.OnWrite(func() {
+		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, ReasonPayoutSucceeded, "Disburse", "Paid out %s %s (fee %s, %s to the settlement number)",
+			p.Spec.Amount, p.Spec.Currency, p.Spec.Fee, p.Spec.PayableAmount)
+	})
 }
 
 // fail ends the payout with code; its reservation stops counting, which releases it.
 func (r *PayoutReconciler) fail(s *payoutScope, code, why string) {
 	p := s.payout
 	p.Status.Phase, p.Status.Reason = paygatev1.PayoutFailed, code
-	r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPayoutFailed, "Disburse", "Payout failed with %s: %s", code, why)
+	s.patch.OnWrite(func() { r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPayoutFailed, "Disburse", "Payout failed with %s: %s", code, why) })
 }
 
 func (r *PayoutReconciler) disbursementRequest(p *paygatev1.Payout) provider.DisbursementRequest {

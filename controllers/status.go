@@ -27,6 +27,8 @@ type statusPatch[T client.Object] struct {
 	c      client.StatusClient
 	base   T
 	status func(T) any
+	// onWrite is what the next successful write announces (OnWrite).
+	onWrite []func()
 }
 
 // newStatusPatch snapshots obj as the API server holds it; status returns obj's status field.
@@ -45,6 +47,8 @@ func (p *statusPatch[T]) Changed(obj T) bool {
 // calls the provider, and patches the outcome at the end of the pass. The error is the client's,
 // unwrapped: callers say what they were writing.
 func (p *statusPatch[T]) Patch(ctx context.Context, obj T) error {
+	announce := p.onWrite
+	p.onWrite = nil
 	if !p.Changed(obj) {
 		return nil
 	}
@@ -52,8 +56,18 @@ func (p *statusPatch[T]) Patch(ctx context.Context, obj T) error {
 		return err
 	}
 	p.base = obj.DeepCopyObject().(T)
+	for _, f := range announce {
+		f()
+	}
 	return nil
 }
+
+// OnWrite defers f (recording a Kubernetes Event about a transition) until the next Patch stores
+// the status that holds the transition. A pass that read a stale cache computes the same
+// transition again, then loses the optimistic lock: its f never runs, so a transition is
+// announced once, by the pass whose write stuck. A Patch with nothing to write drops f: the
+// transition was stored, and announced, by an earlier pass.
+func (p *statusPatch[T]) OnWrite(f func()) { p.onWrite = append(p.onWrite, f) }
 
 // Condition reasons shared by the reconcilers. Reasons are stable CamelCase words and messages
 // short sentences: neither ever carries an error's text, which differs from one retry to the next

@@ -124,3 +124,58 @@ func TestFailureReason(t *testing.T) {
 		})
 	}
 }
+
+// A transition is announced by the pass whose write stuck, and by no other: OnWrite runs after a
+// successful write, never after a conflict or when the status was already stored.
+func TestStatusPatchOnWrite(t *testing.T) {
+	ctx := context.Background()
+	stored := &paygatev1.Balance{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "duka-sandbox"}}
+	c, _, _ := countingStatusPatches(t, stored)
+	read := func() *paygatev1.Balance {
+		b := &paygatev1.Balance{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(stored), b); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	status := func(b *paygatev1.Balance) any { return &b.Status }
+	var announced []string
+
+	// Two passes read the same state and compute the same transition.
+	first, second := read(), read()
+	firstPatch, secondPatch := newStatusPatch(c, first, status), newStatusPatch(c, second, status)
+	for _, pass := range []struct {
+		name  string
+		b     *paygatev1.Balance
+		patch *statusPatch[*paygatev1.Balance]
+	}{{"first", first, firstPatch}, {"second", second, secondPatch}} {
+		pass.b.Status.ObservedPayments = 7
+		pass.patch.OnWrite(func() { announced = append(announced, pass.name) })
+	}
+	if err := firstPatch.Patch(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := secondPatch.Patch(ctx, second); !apierrors.IsConflict(err) {
+		t.Fatalf("second pass: err %v, want a conflict", err)
+	}
+	if fmt.Sprint(announced) != "[first]" {
+		t.Fatalf("announced by %v, want only the pass whose write stuck", announced)
+	}
+
+	// A retry of the losing pass reads the stored transition: nothing to write, nothing to announce.
+	retry := read()
+	retryPatch := newStatusPatch(c, retry, status)
+	retry.Status.ObservedPayments = 7
+	retryPatch.OnWrite(func() { announced = append(announced, "retry") })
+	if err := retryPatch.Patch(ctx, retry); err != nil {
+		t.Fatal(err)
+	}
+	// A later write announces only what was queued for it.
+	retry.Status.ObservedPayments = 8
+	if err := retryPatch.Patch(ctx, retry); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(announced) != "[first]" {
+		t.Fatalf("announced by %v, want only [first]", announced)
+	}
+}

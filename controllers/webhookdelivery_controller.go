@@ -74,7 +74,7 @@ func (r *WebhookDeliveryReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 			retErr = errors.Join(retErr, client.IgnoreNotFound(fmt.Errorf("patching webhook delivery status: %w", err)))
 		}
 	}()
-	return r.deliver(ctx, d, r.Clock.Now())
+	return r.deliver(ctx, d, patch, r.Clock.Now())
 }
 
 // summarizeDelivery sets the delivery's Ready condition and observedGeneration; reconcileErr is
@@ -104,7 +104,7 @@ func summarizeDelivery(d *paygatev1.WebhookDelivery, reconcileErr error) {
 	}
 }
 
-func (r *WebhookDeliveryReconciler) deliver(ctx context.Context, d *paygatev1.WebhookDelivery, now time.Time) (ctrl.Result, error) {
+func (r *WebhookDeliveryReconciler) deliver(ctx context.Context, d *paygatev1.WebhookDelivery, patch *statusPatch[*paygatev1.WebhookDelivery], now time.Time) (ctrl.Result, error) {
 	st := &d.Status
 	if want := d.Annotations[paygatev1.AnnotationRedeliver]; want != "" && want != st.Redelivery && st.Phase == paygatev1.DeliveryAbandoned {
 		// A new round for an abandoned event: same id, same payload, a fresh attempt budget.
@@ -116,7 +116,9 @@ func (r *WebhookDeliveryReconciler) deliver(ctx context.Context, d *paygatev1.We
 	case "":
 		if d.Spec.URL == "" {
 			st.Phase = paygatev1.DeliveryNoEndpoint
-			r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonWebhookNoTarget, "Deliver", "No webhook URL for %s: neither the payment nor the merchant names one", d.Spec.EventType)
+			patch.OnWrite(func() {
+				r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonWebhookNoTarget, "Deliver", "No webhook URL for %s: neither the payment nor the merchant names one", d.Spec.EventType)
+			})
 			return ctrl.Result{}, nil
 		}
 		st.Phase = paygatev1.DeliveryPending
@@ -158,13 +160,17 @@ func (r *WebhookDeliveryReconciler) deliver(ctx context.Context, d *paygatev1.We
 	}
 	switch {
 	case out.Delivered:
+		// Routine: the delivery's status records it (Ready WebhookDelivered, its attempts), and no
+		// Kubernetes Event is written for it (docs/webhooks.md, Events).
 		st.Phase, st.DeliveredAt, st.NextAttemptAt = paygatev1.DeliveryDelivered, metaTime(now), nil
-		r.Recorder.Eventf(d, nil, corev1.EventTypeNormal, ReasonWebhookDelivered, "Deliver", "Delivered %s %s (attempt %d, HTTP %d)", d.Spec.EventType, d.Spec.EventID, len(st.Attempts), out.StatusCode)
 		return ctrl.Result{}, nil
 	case len(st.Attempts) >= len(r.schedule()):
 		st.Phase, st.NextAttemptAt = paygatev1.DeliveryAbandoned, nil
-		metrics.WebhooksAbandoned.WithLabelValues(string(d.Spec.Environment)).Inc()
-		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonWebhookAbandoned, "Deliver", "Abandoned %s %s after %d attempts; last: %s", d.Spec.EventType, d.Spec.EventID, len(st.Attempts), describeOutcome(out))
+		msg := fmt.Sprintf("Abandoned %s %s after %d attempts; last: %s", d.Spec.EventType, d.Spec.EventID, len(st.Attempts), describeOutcome(out))
+		patch.OnWrite(func() {
+			metrics.WebhooksAbandoned.WithLabelValues(string(d.Spec.Environment)).Inc()
+			r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonWebhookAbandoned, "Deliver", "%s", msg)
+		})
 		return ctrl.Result{}, nil
 	default:
 		delay := r.schedule()[len(st.Attempts)]

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/netip"
 	"os"
 	"strings"
@@ -34,6 +35,7 @@ import (
 type apiserverOptions struct {
 	addr               string
 	metricsAddr        string
+	pprofAddr          string
 	publicURL          string
 	checkoutKeyFile    string
 	signatureTolerance time.Duration
@@ -151,6 +153,7 @@ func runAPIServer(args []string) int {
 	opts.archive.bindFlags(fs)
 	// Only the standalone apiserver: in `paygate dev` the manager's endpoint serves the same registry.
 	fs.StringVar(&opts.metricsAddr, "metrics-bind-address", "0", "Address the Prometheus /metrics endpoint listens on, apart from the merchant API; 0 disables it.")
+	fs.StringVar(&opts.pprofAddr, "pprof-bind-address", "0", "Address net/http/pprof (CPU and heap profiles) listens on, apart from the merchant API; 0 (the default) disables it. Bind it to loopback or a port no one else reaches.")
 	// Only the standalone apiserver: `paygate dev` runs one replica.
 	fs.StringVar(&opts.rateLimitScope, "rate-limit-scope", "", "cluster: rate limits hold across the apiserver replicas, each allowing its share, counted with Leases in the pod's namespace; "+
 		"replica: each replica allows the whole limit. Default: cluster when the pod's namespace is known ($POD_NAMESPACE or the service account's), else replica.")
@@ -223,6 +226,15 @@ func runAPIServer(args []string) int {
 		go serveMetrics(ctx, ln)
 		log.Info("Serving metrics", "address", ln.Addr().String())
 	}
+	if opts.pprofAddr != "0" && opts.pprofAddr != "" {
+		ln, err := net.Listen("tcp", opts.pprofAddr)
+		if err != nil {
+			log.Error(err, "Unable to serve pprof", "address", opts.pprofAddr)
+			return 1
+		}
+		go serveMux(ctx, ln, pprofMux())
+		log.Info("Serving pprof", "address", ln.Addr().String())
+	}
 	err = <-done
 	select {
 	case <-announced:
@@ -276,6 +288,22 @@ func newAnnouncer(cfg *rest.Config, namespace string) (*replicas.Announcer, erro
 func serveMetrics(ctx context.Context, ln net.Listener) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(crmetrics.Registry, promhttp.HandlerOpts{}))
+	serveMux(ctx, ln, mux)
+}
+
+// pprofMux serves net/http/pprof under /debug/pprof/, as the manager's --pprof-bind-address does
+// (controller-runtime's).
+func pprofMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+func serveMux(ctx context.Context, ln net.Listener, mux *http.ServeMux) {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()

@@ -27,6 +27,7 @@ import (
 // managerOptions are the flags of `paygate manager` (and the manager inside `paygate dev`).
 type managerOptions struct {
 	metricsAddr   string
+	pprofAddr     string
 	metricsSecure bool
 	probeAddr     string
 	leaderElect   bool
@@ -61,6 +62,7 @@ func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProb
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", defaultMetrics, "Address the Prometheus metrics endpoint binds to; 0 disables it.")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to authenticated callers allowed to get /metrics (TokenReview and SubjectAccessReview, as kubebuilder projects do); false serves plain HTTP.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", defaultProbe, "Address the /healthz and /readyz probes bind to; 0 disables them.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "0", "Address net/http/pprof (CPU and heap profiles) binds to; 0 (the default) disables it. Bind it to loopback or a port no one else reaches.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, so that only one manager replica reconciles at a time.")
 	fs.StringVar(&o.leaderNS, "leader-election-namespace", "", "Namespace of the leader-election Lease (default: the pod's namespace).")
 	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a standby replica waits after the leader's last renewal before it takes over.")
@@ -158,6 +160,7 @@ func newManager(cfg *rest.Config, opts managerOptions, store *archive.Store) (ct
 		Scheme:                  kube.Scheme(),
 		Metrics:                 opts.metricsOptions(),
 		HealthProbeBindAddress:  opts.probeAddr,
+		PprofBindAddress:        opts.pprofAddr,
 		LeaderElection:          opts.leaderElect,
 		LeaderElectionID:        "paygate-manager.paygate.dev",
 		LeaderElectionNamespace: opts.leaderNS,

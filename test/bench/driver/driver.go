@@ -130,7 +130,7 @@ func Run(ctx context.Context, s Settings, logf func(format string, args ...any))
 	defer st.stop()
 	b := &bench{st: st, rep: rep, logf: logf}
 
-	logf("bench: building paygate (production build, with the bench debug hook) and paygate-load into %s", s.OutDir)
+	logf("bench: building paygate (production build) and paygate-load into %s", s.OutDir)
 	if err := st.build(ctx); err != nil {
 		return rep, err
 	}

@@ -166,3 +166,14 @@ func TestSearchRate(t *testing.T) {
 		}
 	}
 }
+
+func TestParseHeapProfile(t *testing.T) {
+	text := []byte("heap profile: 1: 2 [3: 4] @ heap/1048576\n1: 2 [3: 4] @ 0x1\n\n# runtime.MemStats\n# Alloc = 10\n# TotalAlloc = 99\n# Sys = 4000\n# HeapAlloc = 1234\n# HeapSys = 5\n# HeapInuse = 2048\n# HeapObjects = 17\n")
+	h, err := parseHeapProfile(text)
+	if err != nil || h.Alloc != 1234 || h.Inuse != 2048 || h.Objects != 17 || h.Sys != 4000 {
+		t.Fatalf("parseHeapProfile = %+v, %v", h, err)
+	}
+	if _, err := parseHeapProfile([]byte("heap profile: 1: 2 [3: 4] @ heap/1048576\n")); err == nil {
+		t.Fatal("a profile without MemStats parsed")
+	}
+}

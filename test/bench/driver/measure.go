@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -47,8 +48,9 @@ func getBody(ctx context.Context, url string) ([]byte, error) {
 	return b, nil
 }
 
-// Heap is a process's live heap after a forced GC (runtime.MemStats), and the Go runtime's
-// in-use heap as its Prometheus endpoint reports it (no GC forced: for comparison).
+// Heap is a process's live heap after a forced GC (runtime.MemStats, as the heap profile of its
+// --pprof-bind-address reports them), and the Go runtime's in-use heap as its Prometheus endpoint
+// reports it (no GC forced: for comparison).
 type Heap struct {
 	Alloc          uint64  `json:"heap_alloc"`
 	Inuse          uint64  `json:"heap_inuse"`
@@ -60,18 +62,41 @@ type Heap struct {
 }
 
 func (st *stack) heap(ctx context.Context, process string) (Heap, error) {
-	b, err := getBody(ctx, "http://"+st.debug[process]+"/debug/bench/heap")
+	// gc=1 collects before the profile is taken; debug=1 appends runtime.MemStats as comments.
+	b, err := getBody(ctx, "http://"+st.debug[process]+"/debug/pprof/heap?gc=1&debug=1")
 	if err != nil {
 		return Heap{}, err
 	}
-	var h Heap
-	if err := json.Unmarshal(b, &h); err != nil {
-		return Heap{}, err
+	h, err := parseHeapProfile(b)
+	if err != nil {
+		return Heap{}, fmt.Errorf("heap profile of %s: %w", process, err)
 	}
 	if m, err := st.metric(ctx, process, "go_memstats_heap_inuse_bytes"); err == nil {
 		h.MetricsInuse = m
 	}
 	h.MeasuredAtUnix = time.Now().Unix()
+	return h, nil
+}
+
+// parseHeapProfile reads the runtime.MemStats lines ("# HeapAlloc = 123") of a text heap profile.
+func parseHeapProfile(text []byte) (Heap, error) {
+	var h Heap
+	fields := map[string]*uint64{"HeapAlloc": &h.Alloc, "HeapInuse": &h.Inuse, "HeapObjects": &h.Objects, "Sys": &h.Sys}
+	found := 0
+	for line := range bytes.Lines(text) {
+		name, value, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(string(line)), "# "), " = ")
+		if dst := fields[name]; ok && dst != nil {
+			n, err := strconv.ParseUint(value, 10, 64)
+			if err != nil {
+				return Heap{}, fmt.Errorf("%s: %w", name, err)
+			}
+			*dst = n
+			found++
+		}
+	}
+	if found != len(fields) {
+		return Heap{}, errors.New("no runtime.MemStats in the profile (not a debug=1 heap profile)")
+	}
 	return h, nil
 }
 
@@ -372,7 +397,7 @@ func writeCounts(text []byte) map[string]float64 {
 
 // ---- profiles ----
 
-// cpuProfile fetches a CPU profile of seconds from a process's debug hook into path.
+// cpuProfile fetches a CPU profile of seconds from a process's --pprof-bind-address into path.
 func (st *stack) cpuProfile(ctx context.Context, process string, seconds int, path string) error {
 	b, err := getBody(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", st.debug[process], seconds))
 	if err != nil {
@@ -395,7 +420,7 @@ func (st *stack) kubeAPIServerProfile(ctx context.Context, seconds int, path str
 	return os.WriteFile(path, b, 0o644)
 }
 
-// heapProfile fetches a heap profile (after a GC) from a process's debug hook into path.
+// heapProfile fetches a heap profile (after a GC) from a process's --pprof-bind-address into path.
 func (st *stack) heapProfile(ctx context.Context, process, path string) error {
 	b, err := getBody(ctx, "http://"+st.debug[process]+"/debug/pprof/heap?gc=1")
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -31,43 +30,6 @@ import (
 	"github.com/paygate/paygate/test/bench/load"
 	"github.com/paygate/paygate/test/testenv"
 )
-
-// debugHook is added to cmd/paygate at build time with `go build -overlay` (the source tree is
-// not touched): when PAYGATE_BENCH_DEBUG_ADDR is set, the process serves net/http/pprof and
-// /debug/bench/heap (the live heap after a forced GC, from runtime.MemStats) on that address.
-// Paygate has no pprof flag of its own yet (docs/performance.md).
-const debugHook = `package main
-
-import (
-	"encoding/json"
-	"net/http"
-	"net/http/pprof"
-	"os"
-	"runtime"
-)
-
-func init() {
-	addr := os.Getenv("PAYGATE_BENCH_DEBUG_ADDR")
-	if addr == "" {
-		return
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	mux.HandleFunc("/debug/bench/heap", func(w http.ResponseWriter, r *http.Request) {
-		runtime.GC()
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		_ = json.NewEncoder(w).Encode(map[string]uint64{"heap_alloc": m.HeapAlloc, "heap_inuse": m.HeapInuse,
-			"heap_objects": m.HeapObjects, "sys": m.Sys, "num_gc": uint64(m.NumGC)})
-	})
-	go func() { _ = http.ListenAndServe(addr, mux) }()
-}
-`
 
 // Namespaces and merchants of the run.
 const (
@@ -107,7 +69,7 @@ type stack struct {
 	apiserver *proc
 	manager   *proc
 	apiURL    string
-	debug     map[string]string // process -> address of the debug hook
+	debug     map[string]string // process -> address of its --pprof-bind-address
 	metrics   map[string]string // process -> address of /metrics
 
 	clients map[string]*paygate.Client
@@ -121,22 +83,9 @@ func (st *stack) build(ctx context.Context) error {
 	if err := os.MkdirAll(st.binDir, 0o755); err != nil {
 		return err
 	}
-	hook := filepath.Join(st.dir, "overlay", "zz_bench_debug.go")
-	if err := os.MkdirAll(filepath.Dir(hook), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(hook, []byte(debugHook), 0o644); err != nil {
-		return err
-	}
-	overlay, _ := json.Marshal(map[string]any{"Replace": map[string]string{
-		filepath.Join(st.root, "cmd", "paygate", "zz_bench_debug.go"): hook}})
-	overlayFile := filepath.Join(st.dir, "overlay", "overlay.json")
-	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
-		return err
-	}
 	st.paygateBin, st.loadBin = filepath.Join(st.binDir, "paygate"), filepath.Join(st.binDir, "paygate-load")
 	for _, b := range [][]string{
-		{"build", "-overlay", overlayFile, "-o", st.paygateBin, "./cmd/paygate"},
+		{"build", "-o", st.paygateBin, "./cmd/paygate"},
 		{"build", "-o", st.loadBin, "./test/bench/cmd/paygate-load"},
 	} {
 		cmd := exec.CommandContext(ctx, "go", b...)
@@ -218,17 +167,19 @@ func (st *stack) startServers(ctx context.Context) error {
 		"--bind-address", addrs["api"], "--public-url", st.apiURL, "--metrics-bind-address", addrs["api-metrics"],
 		// The limiter is per business and client IP; every bench client shares one IP.
 		"--rate-limit", "1000000000",
-	}, []string{"KUBECONFIG=" + st.kubeconfig, "PAYGATE_CHECKOUT_KEY=" + hex.EncodeToString(key),
-		"PAYGATE_BENCH_DEBUG_ADDR=" + addrs["api-debug"]}, st.dir)
+		"--pprof-bind-address", addrs["api-debug"],
+	}, []string{"KUBECONFIG=" + st.kubeconfig, "PAYGATE_CHECKOUT_KEY=" + hex.EncodeToString(key)}, st.dir)
 	if err != nil {
 		return err
 	}
 	st.manager, err = startProc("manager", st.paygateBin, []string{"manager",
-		"--metrics-bind-address", addrs["mgr-metrics"], "--health-probe-bind-address", addrs["mgr-probe"],
+		// Plain HTTP: the driver reads the work queues' depth between rows.
+		"--metrics-bind-address", addrs["mgr-metrics"], "--metrics-secure=false", "--health-probe-bind-address", addrs["mgr-probe"],
+		"--pprof-bind-address", addrs["mgr-debug"],
 		"--provider-poll-interval", st.s.PollInterval.String(),
 		"--provider-callback-url", st.apiURL + "/internal/provider/callbacks",
 		"--webhook-allow-private-sandbox",
-	}, []string{"KUBECONFIG=" + st.kubeconfig, "PAYGATE_BENCH_DEBUG_ADDR=" + addrs["mgr-debug"]}, st.dir)
+	}, []string{"KUBECONFIG=" + st.kubeconfig}, st.dir)
 	if err != nil {
 		return err
 	}
@@ -239,8 +190,8 @@ func (st *stack) startServers(ctx context.Context) error {
 		return err
 	}
 	for name, a := range st.debug {
-		if err := waitHTTP(ctx, "http://"+a+"/debug/bench/heap", 30*time.Second, nil); err != nil {
-			return fmt.Errorf("the %s's debug hook: %w", name, err)
+		if err := waitHTTP(ctx, "http://"+a+"/debug/pprof/cmdline", 30*time.Second, nil); err != nil {
+			return fmt.Errorf("the %s's pprof endpoint: %w", name, err)
 		}
 	}
 	return nil
