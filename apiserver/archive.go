@@ -178,7 +178,7 @@ type listKind[T any] struct {
 // (an archiver stopped between its commit and its delete; they are counted once, from the
 // archive), then one page whatever the offset. live is sorted in place.
 func mergedPage[T any](ctx context.Context, s *Server, k listKind[T], live []T, limit, offset int) ([]T, int, error) {
-	slices.SortFunc(live, func(a, b T) int { return k.compare(&a, &b) })
+	live = sortedByPointer(live, k.compare)
 	if s.opts.Archive == nil || k.archived == nil {
 		lo, hi := min(offset, len(live)), min(offset+limit, len(live))
 		return live[lo:hi], len(live), nil
@@ -209,4 +209,20 @@ func mergedPage[T any](ctx context.Context, s *Server, k listKind[T], live []T, 
 	}
 	page, total := mergePage(live, window.Items, start, window.Total, offset, limit, k.compare)
 	return page, total, nil
+}
+
+// sortedByPointer returns live sorted by compare. It sorts pointers and copies each item once:
+// sorting the items themselves would copy two of them for every comparison (a Payment is some
+// 700 bytes), which made a list of 10,000 payments cost a third of a second of CPU.
+func sortedByPointer[T any](live []T, compare func(a, b *T) int) []T {
+	ptrs := make([]*T, len(live))
+	for i := range live {
+		ptrs[i] = &live[i]
+	}
+	slices.SortFunc(ptrs, compare)
+	sorted := make([]T, len(live))
+	for i, p := range ptrs {
+		sorted[i] = *p
+	}
+	return sorted
 }

@@ -219,8 +219,11 @@ func requestTarget(r *http.Request) string {
 // merchantByBusinessID finds the merchant of a business ID in env through the cache index. A
 // business ID that matches no merchant, or (never expected) more than one, is nil.
 func (s *Server) merchantByBusinessID(ctx context.Context, env paygatev1.Environment, businessID string) (*paygatev1.Merchant, error) {
+	// Every signed request asks: the cache's own Merchant, not a deep copy of it (the apiserver
+	// never modifies a merchant it read).
 	var list paygatev1.MerchantList
-	if err := s.opts.Cache.List(ctx, &list, client.MatchingFields{index.MerchantBusinessID: index.BusinessIDIndexKey(env, businessID)}); err != nil {
+	if err := s.opts.Cache.List(ctx, &list, client.MatchingFields{index.MerchantBusinessID: index.BusinessIDIndexKey(env, businessID)},
+		client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	if len(list.Items) != 1 {

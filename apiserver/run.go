@@ -38,7 +38,7 @@ func Start(ctx context.Context, cfg *rest.Config, addr string, opts Options) (*R
 	if err != nil {
 		return nil, nil, fmt.Errorf("connecting to Kubernetes: %w", err)
 	}
-	if err := index.Setup(ctx, cl.GetFieldIndexer()); err != nil {
+	if err := index.SetupAPIServer(ctx, cl.GetFieldIndexer()); err != nil {
 		return nil, nil, fmt.Errorf("setting up cache indexes: %w", err)
 	}
 	cacheDone := make(chan error, 1)

@@ -13,7 +13,7 @@ import (
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 )
 
-// Field indexes on the manager's cache.
+// Field indexes on the informer caches.
 const (
 	// MerchantCurrency indexes Merchants by supported currency.
 	MerchantCurrency = "spec.currencies"
@@ -27,7 +27,7 @@ const (
 	PaymentName = "trxID"
 )
 
-// Setup registers the field indexes the reconcilers and the apiserver use.
+// Setup registers the field indexes the reconcilers use (the apiserver reads them too).
 func Setup(ctx context.Context, idx client.FieldIndexer) error {
 	if err := idx.IndexField(ctx, &paygatev1.Merchant{}, MerchantCurrency, func(o client.Object) []string {
 		m := o.(*paygatev1.Merchant)
@@ -46,6 +46,15 @@ func Setup(ctx context.Context, idx client.FieldIndexer) error {
 		return []string{o.(*paygatev1.GatewaySelection).Spec.MerchantRef.Name}
 	}); err != nil {
 		return fmt.Errorf("indexing gateway selections by merchant: %w", err)
+	}
+	return nil
+}
+
+// SetupAPIServer registers, besides Setup's, the indexes only the apiserver reads: payments by
+// name for hosted checkout. The manager does not keep them (each costs memory per cached payment).
+func SetupAPIServer(ctx context.Context, idx client.FieldIndexer) error {
+	if err := Setup(ctx, idx); err != nil {
+		return err
 	}
 	if err := idx.IndexField(ctx, &paygatev1.Payment{}, PaymentName, func(o client.Object) []string {
 		return []string{o.GetName()}

@@ -31,13 +31,18 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-// CacheOptions keep only the Secrets Paygate issues in the cache, not every Secret of the cluster.
+// CacheOptions keep only the Secrets Paygate issues in the cache, not every Secret of the cluster,
+// and compact every object before it is cached (compact.go).
 func CacheOptions() cache.Options {
 	issued, err := labels.NewRequirement(paygatev1.LabelCredential, selection.Exists, nil)
 	if err != nil {
 		panic(fmt.Sprintf("building the Secret selector: %v", err))
 	}
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Secret{}: {Label: labels.NewSelector().Add(*issued)},
-	}}
+	return cache.Options{
+		DefaultTransform: compactObject,
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}:     {Label: labels.NewSelector().Add(*issued)},
+			&paygatev1.Payment{}: {Transform: compactPayment},
+		},
+	}
 }
