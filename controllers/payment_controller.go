@@ -332,7 +332,9 @@ func (r *PaymentReconciler) fail(s *paymentScope, code paygatev1.FailureCode, wh
 	if code == paygatev1.FailureExpiredSession {
 		reason = ReasonPaymentExpired
 	}
-	s.patch.OnWrite(func() { r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, reason, "Settle", "Payment failed with %s: %s", code, why) })
+	s.patch.OnWrite(func() {
+		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, reason, "Settle", "Payment failed with %s: %s", code, why)
+	})
 }
 
 func (r *PaymentReconciler) pushRequest(p *paygatev1.Payment, a *paygatev1.PushAttempt) provider.PushRequest {

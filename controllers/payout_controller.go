@@ -337,7 +337,9 @@ func (r *PayoutReconciler) succeed(s *payoutScope) {
 func (r *PayoutReconciler) fail(s *payoutScope, code, why string) {
 	p := s.payout
 	p.Status.Phase, p.Status.Reason = paygatev1.PayoutFailed, code
-	s.patch.OnWrite(func() { r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPayoutFailed, "Disburse", "Payout failed with %s: %s", code, why) })
+	s.patch.OnWrite(func() {
+		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPayoutFailed, "Disburse", "Payout failed with %s: %s", code, why)
+	})
 }
 
 func (r *PayoutReconciler) disbursementRequest(p *paygatev1.Payout) provider.DisbursementRequest {
