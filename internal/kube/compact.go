@@ -4,7 +4,10 @@
 package kube
 
 import (
-	"sync"
+	"hash/maphash"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"unique"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -19,10 +22,10 @@ import (
 //
 //   - its managedFields go: server-side apply's bookkeeping, about 0.7 KB a payment, that no
 //     Paygate code reads (the archiver drops them too);
-//   - payments whose labels are only the merchant and the environment (all but a subscription's
-//     charges) share one labels map per merchant and environment. The cache never hands its own
-//     objects out to be changed (reads deep-copy them; a list that asks for the cache's objects
-//     only reads them), so a shared map is never written;
+//   - payments with equal labels share one labels map (most carry only their merchant and
+//     environment). The cache never hands its own objects out to be changed (reads deep-copy
+//     them; a list that asks for the cache's objects only reads them), so a shared map is never
+//     written;
 //   - the strings that repeat from one payment to the next (namespace, label keys and values,
 //     merchant, environment, currency, gateway codes, phases, condition types, reasons and
 //     messages, fee schedules) are interned: a decoded object otherwise holds its own copy of
@@ -93,24 +96,45 @@ func compactMeta(m *metav1.ObjectMeta) {
 	m.Annotations = internMap(m.Annotations)
 }
 
-// labelSets holds the shared labels maps, by merchant and environment: a few per merchant.
-var labelSets sync.Map // labelSetKey -> map[string]string
+// labelTable is a direct-mapped table of shared labels maps: a label set goes to the slot of its
+// hash, replacing what was there. Common sets (a merchant's, an environment's) stay and are
+// shared; sets seen once (a subscription charge's invoice) pass through. Its size bounds the
+// memory it holds whatever the cluster's labels.
+var labelTable [1024]atomic.Pointer[labelSet]
 
-type labelSetKey struct{ merchant, env unique.Handle[string] }
+var labelSeed = maphash.MakeSeed()
 
-// sharedLabels returns the one map of labels equal to l when l holds only the merchant and the
-// environment, else l with its strings interned.
+type labelSet struct {
+	key    string
+	labels map[string]string
+}
+
+// sharedLabels returns a map equal to l, shared with the other objects whose labels equal l
+// while its slot holds it, with its strings interned.
 func sharedLabels(l map[string]string) map[string]string {
-	merchant, env := l[paygatev1.LabelMerchant], l[paygatev1.LabelEnvironment]
-	if len(l) != 2 || merchant == "" || env == "" {
-		return internMap(l)
+	if len(l) == 0 {
+		return l
 	}
-	key := labelSetKey{unique.Make(merchant), unique.Make(env)}
-	if m, ok := labelSets.Load(key); ok {
-		return m.(map[string]string)
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		keys = append(keys, k)
 	}
-	m, _ := labelSets.LoadOrStore(key, internMap(l))
-	return m.(map[string]string)
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(l[k])
+		b.WriteByte(0)
+	}
+	key := b.String()
+	slot := &labelTable[maphash.String(labelSeed, key)%uint64(len(labelTable))]
+	if e := slot.Load(); e != nil && e.key == key {
+		return e.labels
+	}
+	m := internMap(l)
+	slot.Store(&labelSet{key: key, labels: m})
+	return m
 }
 
 func compactConditions(cs []metav1.Condition) {

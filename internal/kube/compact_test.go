@@ -5,6 +5,7 @@ package kube
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 	"unsafe"
@@ -65,14 +66,17 @@ func TestCompactPayment(t *testing.T) {
 	if reflect.ValueOf(a.Labels).UnsafePointer() != reflect.ValueOf(b.Labels).UnsafePointer() {
 		t.Error("two payments of one merchant and environment do not share their labels map")
 	}
-	c := storedPayment(t, "trx-c")
+	c, d := storedPayment(t, "trx-c"), storedPayment(t, "trx-d")
 	c.Labels[paygatev1.LabelInvoice] = "inv-1"
-	if _, err := compactPayment(c); err != nil {
-		t.Fatal(err)
+	d.Labels[paygatev1.LabelInvoice] = "inv-2"
+	for _, p := range []*paygatev1.Payment{c, d} {
+		if _, err := compactPayment(p); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if reflect.ValueOf(a.Labels).UnsafePointer() == reflect.ValueOf(c.Labels).UnsafePointer() || c.Labels[paygatev1.LabelInvoice] != "inv-1" ||
-		len(a.Labels) != 2 {
-		t.Errorf("an invoice's payment shares the merchant's labels: %v, %v", a.Labels, c.Labels)
+	if reflect.ValueOf(a.Labels).UnsafePointer() == reflect.ValueOf(c.Labels).UnsafePointer() ||
+		c.Labels[paygatev1.LabelInvoice] != "inv-1" || d.Labels[paygatev1.LabelInvoice] != "inv-2" || len(a.Labels) != 2 {
+		t.Errorf("payments with other labels share a map: %v, %v, %v", a.Labels, c.Labels, d.Labels)
 	}
 	if a.Status.Attempts[0].Reference == b.Status.Attempts[0].Reference {
 		t.Error("distinct references came out equal")
@@ -89,5 +93,17 @@ func TestCompactObjectDropsManagedFields(t *testing.T) {
 	m := &paygatev1.Merchant{ObjectMeta: metav1.ObjectMeta{Name: "duka", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}}}
 	if _, err := compactObject(m); err != nil || m.ManagedFields != nil {
 		t.Fatalf("managedFields %v, err %v", m.ManagedFields, err)
+	}
+}
+
+// However many distinct label sets pass through the bounded table, every object keeps exactly its
+// own labels.
+func TestSharedLabelsBounded(t *testing.T) {
+	for i := range 5000 {
+		l := map[string]string{paygatev1.LabelMerchant: "duka", paygatev1.LabelInvoice: fmt.Sprintf("inv-%d", i%3000)}
+		got := sharedLabels(l)
+		if len(got) != 2 || got[paygatev1.LabelInvoice] != fmt.Sprintf("inv-%d", i%3000) || got[paygatev1.LabelMerchant] != "duka" {
+			t.Fatalf("labels %v became %v", l, got)
+		}
 	}
 }

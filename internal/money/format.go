@@ -96,6 +96,11 @@ func JSONAmount(amount, currency string) (json.Number, error) {
 	if !ok {
 		return "", fmt.Errorf("money: rendering amount %q: %w: unknown currency %q", amount, ErrInvalidCurrency, currency)
 	}
+	if canonicalAt(amount, c.Scale) {
+		// What the slow path would print: stored amounts are almost always already at the
+		// currency's scale, and every verify and record renders three of them.
+		return json.Number(amount), nil
+	}
 	a, err := ParseAmount(amount)
 	if err != nil {
 		return "", fmt.Errorf("money: rendering a stored %s amount: %w", currency, err)
@@ -104,4 +109,28 @@ func JSONAmount(amount, currency string) (json.Number, error) {
 		return "", fmt.Errorf("money: rendering amount %q: %w", amount, err)
 	}
 	return a.JSONNumber(c.Scale), nil
+}
+
+// canonicalAt reports whether s is a plain non-negative decimal written exactly as StringFixed
+// writes it at scale: no leading zero (but "0"), exactly scale fraction digits (none and no point
+// at scale 0), within MaxIntegerDigits.
+func canonicalAt(s string, scale int32) bool {
+	intPart, frac := s, ""
+	if scale > 0 {
+		if len(s) < int(scale)+2 || s[len(s)-int(scale)-1] != '.' {
+			return false
+		}
+		intPart, frac = s[:len(s)-int(scale)-1], s[len(s)-int(scale):]
+	}
+	if intPart == "" || len(intPart) > MaxIntegerDigits || (len(intPart) > 1 && intPart[0] == '0') {
+		return false
+	}
+	for _, part := range []string{intPart, frac} {
+		for i := 0; i < len(part); i++ {
+			if part[i] < '0' || part[i] > '9' {
+				return false
+			}
+		}
+	}
+	return true
 }

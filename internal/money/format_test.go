@@ -5,6 +5,7 @@ package money
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -65,6 +66,15 @@ func TestJSONAmount(t *testing.T) {
 		{"trailing zeros beyond the scale are not money", "15000.00", "UGX", "15000", nil},
 		{"scale 3", "2.5", "KWD", "2.500", nil},
 		{"zero", "0", "TZS", "0.00", nil},
+		{"canonical already", "1500.00", "TZS", "1500.00", nil},
+		{"canonical zero", "0.00", "TZS", "0.00", nil},
+		{"leading zeros go", "001500.00", "TZS", "1500.00", nil},
+		{"leading zero at scale 0", "015000", "UGX", "15000", nil},
+		{"canonical at scale 3", "2.500", "KWD", "2.500", nil},
+		{"too many integer digits at the scale", strings.Repeat("9", MaxIntegerDigits+1) + ".00", "TZS", "", ErrTooLarge},
+		{"a point with no integer digits", ".50", "TZS", "", ErrSyntax},
+		{"a sign", "-1.00", "TZS", "", ErrNegative},
+		{"a space at the scale's length", "1 .00", "TZS", "", ErrSyntax},
 		{"garbage", "abc", "TZS", "", ErrSyntax},
 		{"empty", "", "TZS", "", ErrSyntax},
 		{"negative", "-5", "TZS", "", ErrNegative},
