@@ -19,6 +19,9 @@ type Settings struct {
 	Duration, Warmup time.Duration
 	// Concurrency of the create rows (BENCH_CONCURRENCY=1,16,64).
 	Concurrency []int
+	// Rounds of the rows a ratio compares (raw and REST create at each concurrency; raw GET,
+	// verify and get-payment), run alternately, each row keeping its best round (BENCH_ROUNDS=3).
+	Rounds int
 	// ReadConcurrency of the read, list, payout and subscription rows (BENCH_READ_CONCURRENCY=16).
 	ReadConcurrency int
 	// ReadRate is the fixed open-loop rate of the read latency rows (BENCH_READ_RATE=300).
@@ -62,7 +65,7 @@ type Settings struct {
 func Full() Settings {
 	return Settings{
 		Duration: 8 * time.Second, Warmup: 2 * time.Second,
-		Concurrency: []int{1, 16, 64}, ReadConcurrency: 16, ReadRate: 300,
+		Concurrency: []int{1, 16, 64}, Rounds: 3, ReadConcurrency: 16, ReadRate: 300,
 		VerifyBase: 1000, Live: []int{10_000, 100_000},
 		E2EStep: 8 * time.Second, E2EMeasure: 15 * time.Second, E2EMaxP99: 3 * time.Second,
 		E2EMaxSteps: 8, E2EBisections: 2,
@@ -76,6 +79,7 @@ func Quick() Settings {
 	s := Full()
 	s.Quick = true
 	s.Duration, s.Warmup = 2*time.Second, 500*time.Millisecond
+	s.Rounds = 1
 	s.VerifyBase, s.Live = 300, []int{1000, 3000}
 	s.E2EStep, s.E2EMeasure = 2*time.Second, 3*time.Second
 	s.E2EMaxSteps, s.E2EBisections = 4, 0
@@ -127,6 +131,7 @@ func FromEnv() (Settings, error) {
 	dur("BENCH_DURATION", &s.Duration)
 	dur("BENCH_WARMUP", &s.Warmup)
 	list("BENCH_CONCURRENCY", &s.Concurrency)
+	num("BENCH_ROUNDS", &s.Rounds)
 	num("BENCH_READ_CONCURRENCY", &s.ReadConcurrency)
 	if v := os.Getenv("BENCH_READ_RATE"); v != "" {
 		r, err := strconv.ParseFloat(v, 64)
