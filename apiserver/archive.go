@@ -176,7 +176,8 @@ type listKind[T any] struct {
 // the live items the request's filter selects, and the archived ones (docs/archive.md, Merged
 // lists). It asks the archive at most twice: which of the live terminal items it holds already
 // (an archiver stopped between its commit and its delete; they are counted once, from the
-// archive), then one page whatever the offset. live is sorted in place.
+// archive), then one page whatever the offset. live is not modified (its items may be the cache's
+// own objects, shallow-copied: they are only read, and the page is what the caller copies).
 func mergedPage[T any](ctx context.Context, s *Server, k listKind[T], live []T, limit, offset int) ([]T, int, error) {
 	live = sortedByPointer(live, k.compare)
 	if s.opts.Archive == nil || k.archived == nil {
