@@ -58,8 +58,7 @@ func compactPayment(in any) (any, error) {
 	s.Currency = internAs(s.Currency)
 	s.Mode = internAs(s.Mode)
 	s.WebhookURL = intern(s.WebhookURL)
-	s.SuccessRedirect = intern(s.SuccessRedirect)
-	s.CancelRedirect = intern(s.CancelRedirect)
+	// Redirect URLs often carry the merchant's order: interning what never repeats costs memory.
 	for i := range s.AllowPaymentMethods {
 		s.AllowPaymentMethods[i] = intern(s.AllowPaymentMethods[i])
 	}
@@ -88,12 +87,19 @@ func compactPayment(in any) (any, error) {
 	return p, nil
 }
 
-// compactMeta interns an object's namespace and its labels and annotations: the keys always
-// repeat, and so do most values (merchant, environment, invoice and subscription names).
+// compactMeta interns an object's namespace, its labels (keys and values repeat: merchant,
+// environment, invoice and subscription names) and its annotations' keys (their values, an
+// idempotency key or a callback's reference, rarely repeat).
 func compactMeta(m *metav1.ObjectMeta) {
 	m.Namespace = intern(m.Namespace)
 	m.Labels = sharedLabels(m.Labels)
-	m.Annotations = internMap(m.Annotations)
+	if len(m.Annotations) > 0 {
+		out := make(map[string]string, len(m.Annotations))
+		for k, v := range m.Annotations {
+			out[intern(k)] = v
+		}
+		m.Annotations = out
+	}
 }
 
 // labelTable is a direct-mapped table of shared labels maps: a label set goes to the slot of its
