@@ -195,19 +195,19 @@ func (b *bench) rows(ctx context.Context) error {
 	if err := b.reads(ctx); err != nil {
 		return err
 	}
+	// The rows that add payments of their own run between the first size and the next (after the
+	// only one when there is one).
+	writing := func() error {
+		for _, row := range []func(context.Context) error{b.creates, b.e2e, b.storage, b.payoutsAndSubscriptions} {
+			if err := row(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for i, n := range s.Live {
 		if i == 1 {
-			// The rows that add payments of their own run between the first size and the next.
-			if err := b.creates(ctx); err != nil {
-				return err
-			}
-			if err := b.e2e(ctx); err != nil {
-				return err
-			}
-			if err := b.storage(ctx); err != nil {
-				return err
-			}
-			if err := b.payoutsAndSubscriptions(ctx); err != nil {
+			if err := writing(); err != nil {
 				return err
 			}
 		}
@@ -216,16 +216,7 @@ func (b *bench) rows(ctx context.Context) error {
 		}
 	}
 	if len(s.Live) == 1 {
-		if err := b.creates(ctx); err != nil {
-			return err
-		}
-		if err := b.e2e(ctx); err != nil {
-			return err
-		}
-		if err := b.storage(ctx); err != nil {
-			return err
-		}
-		if err := b.payoutsAndSubscriptions(ctx); err != nil {
+		if err := writing(); err != nil {
 			return err
 		}
 	}

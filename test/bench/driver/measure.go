@@ -314,24 +314,25 @@ func (st *stack) checkEvents(ctx context.Context, namespace string) (EventCheck,
 // kubeWrites counts kube-apiserver's write requests so far (apiserver_request_total of the
 // verbs that write), by "resource[/subresource] VERB code".
 func (st *stack) kubeWrites(ctx context.Context) (map[string]float64, error) {
-	cs, err := kubernetes.NewForConfig(st.restCfg)
-	if err != nil {
-		return nil, err
-	}
-	b, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	b, err := st.kubeMetrics(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return writeCounts(b), nil
 }
 
-// terminatedWatchers reads apiserver_terminated_watchers_total by resource.
-func (st *stack) terminatedWatchers(ctx context.Context) (map[string]float64, error) {
+// kubeMetrics is kube-apiserver's /metrics.
+func (st *stack) kubeMetrics(ctx context.Context) ([]byte, error) {
 	cs, err := kubernetes.NewForConfig(st.restCfg)
 	if err != nil {
 		return nil, err
 	}
-	b, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	return cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+}
+
+// terminatedWatchers reads apiserver_terminated_watchers_total by resource.
+func (st *stack) terminatedWatchers(ctx context.Context) (map[string]float64, error) {
+	b, err := st.kubeMetrics(ctx)
 	if err != nil {
 		return nil, err
 	}
