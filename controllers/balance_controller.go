@@ -50,6 +50,17 @@ type LedgerArchive interface {
 	LedgerView(ctx context.Context, namespace, merchant string, env paygatev1.Environment, payoutNames []string) (archive.LedgerView, error)
 }
 
+// DefaultMoneyBatch and DefaultObservedBatch are how long a change to a merchant's ledger waits
+// before the pass that writes it: a change of its money (a payment settled) DefaultMoneyBatch, a
+// change of the number of payments only (a new pending payment) DefaultObservedBatch. The changes
+// that arrive meanwhile join the same pass, so a merchant's Balance is written at most about ten
+// times a second however many payments settle, and a new payment rarely costs a write of its own:
+// its settlement, or the next one, carries the count (docs/ledger.md, Cost).
+const (
+	DefaultMoneyBatch    = 100 * time.Millisecond
+	DefaultObservedBatch = time.Second
+)
+
 // DefaultLedgerRecount is how often a merchant's balance is recounted from every live payment
 // to check the incremental sums.
 const DefaultLedgerRecount = 10 * time.Minute
@@ -76,7 +87,10 @@ type BalanceReconciler struct {
 	// incremental sums (default DefaultLedgerRecount); a difference is drift: reported (a
 	// LedgerDrift Warning event and paygate_ledger_drift_total) and corrected.
 	RecountEvery time.Duration
-	Recorder     events.EventRecorder
+	// MoneyBatch and ObservedBatch are how long a ledger change waits for others to join its pass
+	// (defaults DefaultMoneyBatch and DefaultObservedBatch; negative: none).
+	MoneyBatch, ObservedBatch time.Duration
+	Recorder                  events.EventRecorder
 
 	payments *paymentLedger
 	mu       sync.Mutex
@@ -140,7 +154,7 @@ func (r *BalanceReconciler) defaults() {
 		r.lastFull = map[types.NamespacedName]time.Time{}
 	}
 	if r.payments == nil {
-		r.payments = newPaymentLedger(func(string, string) {})
+		r.payments = newPaymentLedger(func(string, string, bool) {})
 	}
 }
 
@@ -350,10 +364,29 @@ func (r *BalanceReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.lastFull = map[types.NamespacedName]time.Time{}
 	var queue atomic.Pointer[workqueue.TypedRateLimitingInterface[reconcile.Request]]
-	r.payments = newPaymentLedger(func(namespace, merchant string) {
-		if q := queue.Load(); q != nil {
-			(*q).Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: merchant}})
+	if r.MoneyBatch == 0 {
+		r.MoneyBatch = DefaultMoneyBatch
+	}
+	if r.ObservedBatch == 0 {
+		r.ObservedBatch = DefaultObservedBatch
+	}
+	r.payments = newPaymentLedger(func(namespace, merchant string, money bool) {
+		q := queue.Load()
+		if q == nil {
+			return
 		}
+		req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: merchant}}
+		wait := r.ObservedBatch
+		if money {
+			wait = r.MoneyBatch
+		}
+		if wait <= 0 {
+			(*q).Add(req)
+			return
+		}
+		// A request already waiting keeps the earlier of its two times: the first change of a
+		// batch sets when its pass runs.
+		(*q).AddAfter(req, wait)
 	})
 	ledgerSource := source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		queue.Store(&q)

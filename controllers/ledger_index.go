@@ -50,12 +50,14 @@ type paymentLedger struct {
 	mu      sync.RWMutex
 	entries map[types.UID]paymentEntry
 	sums    map[ledgerKey]*ledgerSums
-	// changed is told which merchant's ledger changed, after the change is applied.
-	changed func(namespace, merchant string)
+	// changed is told which merchant's ledger changed, after the change is applied, and whether
+	// its money changed (settled sums, or a payment that cannot be counted) or only the number
+	// of payments it observes.
+	changed func(namespace, merchant string, money bool)
 	synced  func() bool
 }
 
-func newPaymentLedger(changed func(namespace, merchant string)) *paymentLedger {
+func newPaymentLedger(changed func(namespace, merchant string, money bool)) *paymentLedger {
 	return &paymentLedger{entries: map[types.UID]paymentEntry{}, sums: map[ledgerKey]*ledgerSums{}, changed: changed}
 }
 
@@ -103,10 +105,15 @@ func (l *paymentLedger) upsert(obj any) {
 	l.entries[p.UID] = e
 	l.mu.Unlock()
 	if had && old.key != e.key {
-		l.changed(old.key.namespace, old.key.merchant)
+		l.changed(old.key.namespace, old.key.merchant, old.money())
+		had = false
 	}
-	l.changed(e.key.namespace, e.key.merchant)
+	l.changed(e.key.namespace, e.key.merchant, e.money() || (had && old.money()))
 }
+
+// money reports whether the entry counts in the ledger's money (settled, or settled with an
+// unreadable amount) rather than in its count of payments only.
+func (e paymentEntry) money() bool { return e.settled || e.bad != nil }
 
 func (l *paymentLedger) remove(uid types.UID) {
 	l.mu.Lock()
@@ -117,7 +124,7 @@ func (l *paymentLedger) remove(uid types.UID) {
 	}
 	l.mu.Unlock()
 	if had {
-		l.changed(old.key.namespace, old.key.merchant)
+		l.changed(old.key.namespace, old.key.merchant, old.money())
 	}
 }
 

@@ -50,7 +50,7 @@ func TestPaymentLedgerNotifiesOnlyWhatChangesABalance(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var told []string
-			l := newPaymentLedger(func(ns, m string) { told = append(told, ns+"/"+m) })
+			l := newPaymentLedger(func(ns, m string, _ bool) { told = append(told, ns+"/"+m) })
 			h := l.handler()
 			h.OnAdd(pending, false)
 			told = nil
@@ -66,7 +66,7 @@ func TestPaymentLedgerNotifiesOnlyWhatChangesABalance(t *testing.T) {
 
 func TestPaymentLedgerSums(t *testing.T) {
 	var told int
-	l := newPaymentLedger(func(string, string) { told++ })
+	l := newPaymentLedger(func(string, string, bool) { told++ })
 	h := l.handler()
 	a, b, c := indexPayment("a", paygatev1.PaymentSuccess, "975.00"), indexPayment("b", paygatev1.PaymentSuccess, "0.01"), indexPayment("c", paygatev1.PaymentPending, "")
 	for _, p := range []*paygatev1.Payment{a, b, c, a} { // a twice: an informer's replay counts once
@@ -128,7 +128,7 @@ func TestPaymentLedgerMatchesARecount(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	phases := []paygatev1.PaymentPhase{paygatev1.PaymentPending, paygatev1.PaymentSuccess, paygatev1.PaymentFailed}
 	for round := range 50 {
-		l := newPaymentLedger(func(string, string) {})
+		l := newPaymentLedger(func(string, string, bool) {})
 		h := l.handler()
 		live := map[string]*paygatev1.Payment{}
 		for step := range 200 {
@@ -172,6 +172,34 @@ func TestPaymentLedgerMatchesARecount(t *testing.T) {
 					t.Fatalf("round %d step %d %s: %s", round, step, env, d)
 				}
 			}
+		}
+	}
+}
+
+// TestPaymentLedgerTellsMoneyFromCounts: the balance controller batches a change of money less
+// than a change of the count of payments (docs/ledger.md, Batched), so the ledger says which.
+func TestPaymentLedgerTellsMoneyFromCounts(t *testing.T) {
+	var told []bool
+	l := newPaymentLedger(func(_, _ string, money bool) { told = append(told, money) })
+	h := l.handler()
+	pending, settled := indexPayment("a", paygatev1.PaymentPending, ""), indexPayment("a", paygatev1.PaymentSuccess, "1462.50")
+	other := indexPayment("b", paygatev1.PaymentSuccess, "975.00")
+	steps := []struct {
+		name string
+		do   func()
+		want []bool
+	}{
+		{"a new pending payment: its count only", func() { h.OnAdd(pending, false) }, []bool{false}},
+		{"settled: money", func() { h.OnUpdate(pending, settled) }, []bool{true}},
+		{"a settled payment leaves: money", func() { h.OnDelete(settled) }, []bool{true}},
+		{"a pending payment leaves: its count only", func() { h.OnAdd(pending, false); told = nil; h.OnDelete(pending) }, []bool{false}},
+		{"a settled payment arrives: money", func() { h.OnAdd(other, false) }, []bool{true}},
+	}
+	for _, st := range steps {
+		told = nil
+		st.do()
+		if fmt.Sprint(told) != fmt.Sprint(st.want) {
+			t.Errorf("%s: told %v, want %v", st.name, told, st.want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -17,7 +18,10 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/eligibility"
@@ -69,6 +73,9 @@ type PaymentReconciler struct {
 	PollInterval time.Duration
 	// CallbackURL is where the upstream provider posts results (the apiserver's internal route).
 	CallbackURL string
+
+	// accepted holds the pushes the provider accepted whose Pending phase is not written yet.
+	accepted acceptedPushes
 }
 
 type paymentScope struct {
@@ -94,7 +101,8 @@ func (r *PaymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	if p.Terminal() {
 		// Terminal states never change. The event is emitted from the stored terminal state, so a
 		// pass whose status write lost a race can never announce an outcome that did not stick.
-		if err := r.emitEvent(ctx, p); err != nil {
+		r.accepted.forget(p.LatestAttempt())
+		if err := r.emitEvent(ctx, p, r.APIReader); err != nil {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{}, r.checkLateSettlement(ctx, patch, p)
@@ -106,6 +114,16 @@ func (r *PaymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		// never into a lost attempt.
 		if err := patch.Patch(ctx, p); err != nil {
 			retErr = errors.Join(retErr, client.IgnoreNotFound(fmt.Errorf("patching payment status: %w", err)))
+			return
+		}
+		if a := p.LatestAttempt(); a != nil && a.Phase != paygatev1.AttemptInitiating {
+			r.accepted.forget(a) // what the memory held is stored now
+		}
+		if p.Terminal() {
+			// This pass stored the outcome (the write above succeeded under the optimistic lock,
+			// so the payment exists as read): its event is born now, not on the watch event of
+			// the write, which the payment's own status changes do not trigger (paymentPassNeeded).
+			retErr = errors.Join(retErr, r.emitEvent(ctx, p, nil))
 		}
 	}()
 	return runSteps(ctx, s,
@@ -154,6 +172,11 @@ func (r *PaymentReconciler) resolveAttempt(ctx context.Context, s *paymentScope)
 	prov, err := r.providerFor(ctx, p, a.Gateway)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if res, ok := r.accepted.lookup(a); ok {
+		// This process saw the provider accept the push: the attempt is Pending, though its
+		// record still says Initiating (startPush left that write to this pass).
+		r.applyResult(s, a, res)
 	}
 	res, err := prov.PushStatus(ctx, r.pushRequest(p, a))
 	switch {
@@ -206,10 +229,13 @@ func (r *PaymentReconciler) startPush(ctx context.Context, s *paymentScope) (ctr
 		StartedAt: *ptrTime(s.now),
 	}
 	// Write ahead: the attempt is stored, under the optimistic lock, before the provider hears of
-	// it. A pass that read a stale payment conflicts here and never pushes.
+	// it. A pass that read a stale payment conflicts here and never pushes. The record carries the
+	// summary the pass ends with when the provider accepts the push (Ready: AwaitingCustomer), so
+	// that an accepted push needs no second write.
 	p.Status.Phase = paygatev1.PaymentPending
 	p.Status.Gateway = gw.Code()
 	p.Status.Attempts = append(p.Status.Attempts, attempt)
+	summarizePayment(p, nil)
 	if err := s.patch.Patch(ctx, p); err != nil {
 		return ctrl.Result{}, fmt.Errorf("recording push attempt %s: %w", attempt.Reference, err)
 	}
@@ -226,8 +252,14 @@ func (r *PaymentReconciler) startPush(ctx context.Context, s *paymentScope) (ctr
 		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPushFailed, "Push", "Push %s through %s: outcome unknown, will ask the provider: %v", a.Reference, gw.Name, err)
 		return ctrl.Result{RequeueAfter: r.pollInterval()}, nil
 	}
-	// A push the provider accepted is routine: the attempt in status records it, and no Event is
-	// written for it (one write fewer per payment; docs/payments.md, Events).
+	// A push the provider accepted is routine: no Event is written for it (docs/payments.md,
+	// Events), and its Pending phase waits for the next write, which the first status query makes
+	// (with the outcome, when the customer was quick): the write-ahead record already says what
+	// the payment waits for. Should this process stop first, the next one finds the attempt
+	// Initiating and asks the provider, as after any push whose answer was lost.
+	if res.Status == provider.StatusPending && r.accepted.remember(a, res) {
+		return ctrl.Result{RequeueAfter: r.pollInterval()}, nil
+	}
 	r.applyResult(s, a, res)
 	return r.pollIfInFlight(p), nil
 }
@@ -441,15 +473,17 @@ func (r *PaymentReconciler) checkLateSettlement(ctx context.Context, patch *stat
 }
 
 // emitEvent creates the payment's webhook event, once: its name derives from the payment's UID
-// and the event type (an event an earlier version created keeps its own name).
-func (r *PaymentReconciler) emitEvent(ctx context.Context, p *paygatev1.Payment) error {
+// and the event type (an event an earlier version created keeps its own name). live, when not nil,
+// confirms first that the payment still exists (a pass that read it from the cache); nil when the
+// pass has just written it.
+func (r *PaymentReconciler) emitEvent(ctx context.Context, p *paygatev1.Payment, live client.Reader) error {
 	eventType, ok := webhookevents.PaymentEventType(p)
 	if !ok || p.Labels[paygatev1.LabelInvoice] != "" {
 		// An invoice's charge sends no payment.* event: the merchant hears of it through
 		// invoice.paid or invoice.payment_failed, which carry its trx_id (docs/billing.md, Events).
 		return nil
 	}
-	created, err := emitOnce(ctx, r.Client, r.APIReader, r.Clock.Now(), webhookEvent{
+	created, err := emitOnce(ctx, r.Client, live, r.Clock.Now(), webhookEvent{
 		source:    webhookevents.Source{Kind: "Payment", Object: p, Merchant: p.Spec.MerchantRef.Name, Env: p.Spec.Environment},
 		eventType: eventType,
 		names:     webhookevents.DeliveryNames(string(p.UID), eventType),
@@ -470,10 +504,30 @@ func (r *PaymentReconciler) emitEvent(ctx context.Context, p *paygatev1.Payment)
 	return nil
 }
 
+// paymentPassNeeded lets through the payment updates a pass must answer: a new push request (a
+// spec change), a provider callback (an annotation), labels, deletion, and resyncs. A change of
+// status alone is the controller's own write (it is the only writer of payment status), and the
+// pass that wrote it has already scheduled what follows (the next status query, expiry) and
+// emitted the outcome's event: answering it would be a pass that reads what it just wrote, on a
+// cache that may not show it yet.
+var paymentPassNeeded = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, cur := e.ObjectOld, e.ObjectNew
+		if old == nil || cur == nil || old.GetResourceVersion() == cur.GetResourceVersion() {
+			return true
+		}
+		return old.GetGeneration() != cur.GetGeneration() ||
+			!maps.Equal(old.GetAnnotations(), cur.GetAnnotations()) ||
+			!maps.Equal(old.GetLabels(), cur.GetLabels()) ||
+			!slices.Equal(old.GetFinalizers(), cur.GetFinalizers()) ||
+			!old.GetDeletionTimestamp().Equal(cur.GetDeletionTimestamp())
+	},
+}
+
 // SetupWithManager watches Payments.
 func (r *PaymentReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&paygatev1.Payment{}).
+		For(&paygatev1.Payment{}, builder.WithPredicates(paymentPassNeeded)).
 		Owns(&paygatev1.WebhookDelivery{}).
 		WithOptions(controllerOptions(concurrency)).
 		Named("payment").

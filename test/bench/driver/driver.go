@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
@@ -95,9 +96,9 @@ type Storage struct {
 	EventBytes    int64   `json:"event_bytes"`
 	Writes        int64   `json:"writes"`          // etcd revisions during the run (every writer)
 	DBGrowth      float64 `json:"db_growth_bytes"` // etcd_mvcc_db_total_size_in_use_in_bytes after - before
-	// Requests are kube-apiserver's write requests during the run per payment, by
+	// Requests are kube-apiserver's requests (all but watches) during the run per payment, by
 	// "resource[/subresource] VERB code" (409: an optimistic-lock conflict).
-	Requests          map[string]float64 `json:"write_requests_per_payment"`
+	Requests          map[string]float64 `json:"requests_per_payment"`
 	PerPayment        float64            `json:"bytes_per_payment"`
 	WritesPerPayment  float64            `json:"writes_per_payment"`
 	DBGrowthPerPaymnt float64            `json:"db_growth_per_payment"`
@@ -189,21 +190,34 @@ func (b *bench) rows(ctx context.Context) error {
 	if err := b.seedTo(ctx, s.VerifyBase); err != nil {
 		return err
 	}
-	if err := b.absorb(ctx, s.VerifyBase); err != nil {
-		return err
+	if s.Runs("live") {
+		if err := b.absorb(ctx, s.VerifyBase); err != nil {
+			return err
+		}
 	}
-	if err := b.reads(ctx); err != nil {
-		return err
+	if s.Runs("reads") {
+		if err := b.reads(ctx); err != nil {
+			return err
+		}
 	}
 	// The rows that add payments of their own run between the first size and the next (after the
 	// only one when there is one).
 	writing := func() error {
-		for _, row := range []func(context.Context) error{b.creates, b.e2e, b.storage, b.payoutsAndSubscriptions} {
-			if err := row(ctx); err != nil {
+		for _, row := range []struct {
+			group string
+			run   func(context.Context) error
+		}{{"creates", b.creates}, {"e2e", b.e2e}, {"storage", b.storage}, {"payouts", b.payoutsAndSubscriptions}} {
+			if !s.Runs(row.group) {
+				continue
+			}
+			if err := row.run(ctx); err != nil {
 				return err
 			}
 		}
 		return nil
+	}
+	if !s.Runs("live") {
+		return writing()
 	}
 	for i, n := range s.Live {
 		if i == 1 {
@@ -777,7 +791,7 @@ func (b *bench) storage(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w0, err := st.kubeWrites(ctx)
+	w0, err := st.kubeRequests(ctx)
 	if err != nil {
 		return err
 	}
@@ -805,7 +819,7 @@ func (b *bench) storage(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	w1, err := st.kubeWrites(ctx)
+	w1, err := st.kubeRequests(ctx)
 	if err != nil {
 		return err
 	}
@@ -822,6 +836,9 @@ func (b *bench) storage(ctx context.Context) error {
 		sg.DBGrowthPerPaymnt = sg.DBGrowth / float64(sg.Payments)
 	}
 	b.rep.Storage = sg
+	if err := st.keepSamples(ctx, ns); err != nil {
+		b.logf("bench: keeping a sample payment and delivery: %v", err)
+	}
 	b.logf("bench: storage: %d payments (%d received their webhook): %.0f bytes each with its delivery, %.1f etcd writes each, db +%.0f bytes each",
 		sg.Payments, res.E2E.Received, sg.PerPayment, sg.WritesPerPayment, sg.DBGrowthPerPaymnt)
 	return nil
@@ -879,4 +896,26 @@ func Logger(w io.Writer) func(format string, args ...any) {
 		defer mu.Unlock()
 		fmt.Fprintf(w, "[%6.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 	}
+}
+
+// keepSamples writes one payment and one webhook delivery of namespace ns, as kube-apiserver
+// serves them (managed fields included), to samples/ in the output directory: what each write of
+// the storage row carried.
+func (st *stack) keepSamples(ctx context.Context, ns string) error {
+	if err := os.MkdirAll(filepath.Join(st.dir, "samples"), 0o755); err != nil {
+		return err
+	}
+	for name, list := range map[string]client.ObjectList{"payment": &paygatev1.PaymentList{}, "webhookdelivery": &paygatev1.WebhookDeliveryList{}} {
+		if err := st.k8s.List(ctx, list, client.InNamespace(ns), client.Limit(1)); err != nil {
+			return err
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil || len(items) == 0 {
+			return fmt.Errorf("no %s to keep (%v)", name, err)
+		}
+		if err := writeJSON(filepath.Join(st.dir, "samples", name+".json"), items[0]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

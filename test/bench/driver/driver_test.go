@@ -31,20 +31,21 @@ go_memstats_heap_inuse_bytes 1.5e+07
 	}
 }
 
-func TestWriteCounts(t *testing.T) {
+func TestRequestCounts(t *testing.T) {
 	text := []byte(`apiserver_request_total{code="201",component="apiserver",dry_run="",group="paygate.dev",resource="payments",scope="resource",subresource="",verb="POST",version="v1alpha1"} 7
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="paygate.dev",resource="payments",scope="resource",subresource="status",verb="PATCH",version="v1alpha1"} 4
 apiserver_request_total{code="409",component="apiserver",dry_run="",group="paygate.dev",resource="payments",scope="resource",subresource="status",verb="PATCH",version="v1alpha1"} 1
 apiserver_request_total{code="200",component="apiserver",dry_run="",group="paygate.dev",resource="payments",scope="resource",subresource="",verb="GET",version="v1alpha1"} 99
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="paygate.dev",resource="payments",scope="resource",subresource="",verb="WATCH",version="v1alpha1"} 3
 `)
-	got := writeCounts(text)
-	want := map[string]float64{"payments POST 201": 7, "payments/status PATCH 200": 4, "payments/status PATCH 409": 1}
+	got := requestCounts(text)
+	want := map[string]float64{"payments POST 201": 7, "payments/status PATCH 200": 4, "payments/status PATCH 409": 1, "payments GET 200": 99}
 	if len(got) != len(want) {
-		t.Fatalf("writeCounts = %v, want %v", got, want)
+		t.Fatalf("requestCounts = %v, want %v", got, want)
 	}
 	for k, v := range want {
 		if got[k] != v {
-			t.Fatalf("writeCounts[%q] = %v, want %v", k, got[k], v)
+			t.Fatalf("requestCounts[%q] = %v, want %v", k, got[k], v)
 		}
 	}
 }

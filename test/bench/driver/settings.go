@@ -6,6 +6,7 @@ package driver
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,6 +60,26 @@ type Settings struct {
 	// OutDir keeps the logs, profiles and results (BENCH_OUT; default a new directory under
 	// $TMPDIR).
 	OutDir string
+	// Rows are the groups of rows to run (BENCH_ROWS, comma-separated; empty: all of them):
+	// reads, live (memory, list, verify at size, balance), creates, e2e, storage, payouts. The
+	// end-to-end search starts from the raw create throughput, so e2e runs the creates too.
+	Rows []string
+}
+
+// RowGroups are the groups BENCH_ROWS may name.
+var RowGroups = []string{"reads", "live", "creates", "e2e", "storage", "payouts"}
+
+// Runs reports whether the row group runs.
+func (s Settings) Runs(group string) bool {
+	if len(s.Rows) == 0 {
+		return true
+	}
+	for _, g := range s.Rows {
+		if g == group || (g == "e2e" && group == "creates") {
+			return true
+		}
+	}
+	return false
 }
 
 // Full are the defaults of `make bench` (about 15 minutes on a 2-core machine).
@@ -163,6 +184,16 @@ func FromEnv() (Settings, error) {
 		s.Profile = b
 	}
 	s.OutDir = os.Getenv("BENCH_OUT")
+	if v := os.Getenv("BENCH_ROWS"); v != "" {
+		for _, g := range strings.Split(v, ",") {
+			g = strings.TrimSpace(g)
+			if !slices.Contains(RowGroups, g) {
+				errs = append(errs, fmt.Sprintf("BENCH_ROWS: %q is not one of %s", g, strings.Join(RowGroups, ", ")))
+				continue
+			}
+			s.Rows = append(s.Rows, g)
+		}
+	}
 	if len(errs) > 0 {
 		return s, fmt.Errorf("bench settings: %s", strings.Join(errs, "; "))
 	}
