@@ -47,7 +47,9 @@ func countedReconciler(objs ...client.Object) (r *PaymentReconciler, c client.Cl
 	return r, c, patches, liveReads
 }
 
-func sandboxOf(r *PaymentReconciler) *provider.Sandbox { return r.Providers.(*provider.Registry).Sandbox }
+func sandboxOf(r *PaymentReconciler) *provider.Sandbox {
+	return r.Providers.(*provider.Registry).Sandbox
+}
 
 // TestAnAcceptedPushIsWrittenByTheFirstStatusQuery: the write-ahead record is the only write
 // before the first status query; that query's pass writes Pending (docs/payments.md, Push
@@ -262,4 +264,3 @@ func TestPaymentPassNeeded(t *testing.T) {
 		t.Error("creates and deletes must reach the controller")
 	}
 }
-
