@@ -264,3 +264,44 @@ func TestPaymentPassNeeded(t *testing.T) {
 		t.Error("creates and deletes must reach the controller")
 	}
 }
+
+// TestNoPushAgainOnAStaleRecord: a pass whose cache still shows the attempt Initiating, while the
+// API server holds a newer record, does not push again when the provider knows nothing of the
+// attempt: it runs again on fresher data (the provider may have accepted it and forgotten).
+func TestNoPushAgainOnAStaleRecord(t *testing.T) {
+	p := rulesPayment()
+	p.Status = paygatev1.PaymentStatus{Phase: paygatev1.PaymentPending, Gateway: "mpesa-tz", Attempts: []paygatev1.PushAttempt{{
+		Sequence: 1, Reference: "shop.trx-a.1", Gateway: "mpesa-tz", Phase: paygatev1.AttemptInitiating, StartedAt: metav1.NewMicroTime(rulesNow),
+	}}}
+	build := func() client.Client {
+		return fake.NewClientBuilder().WithScheme(kube.Scheme()).WithObjects(p.DeepCopy(), rulesGateway()).WithStatusSubresource(&paygatev1.Payment{}).Build()
+	}
+	cache, live := build(), build()
+	newer := &paygatev1.Payment{}
+	if err := live.Get(context.Background(), client.ObjectKeyFromObject(p), newer); err != nil {
+		t.Fatal(err)
+	}
+	newer.Status.Attempts[0].Phase = paygatev1.AttemptPending
+	if err := live.Status().Update(context.Background(), newer); err != nil {
+		t.Fatal(err)
+	}
+	forgetful := &recallingProvider{}
+	r := &PaymentReconciler{Client: cache, APIReader: live, Recorder: events.NewFakeRecorder(8), Providers: stubProviders{forgetful},
+		Clock: testingclock.NewFakePassiveClock(rulesNow), PollInterval: 2 * time.Second}
+	_, res, err := reconcilePayment(t, r, cache, p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := forgetful.pushed["shop.trx-a.1"]; n != 0 || res.RequeueAfter != conflictRetry {
+		t.Fatalf("%d pushes, requeue %s; want none, a retry after %s", n, res.RequeueAfter, conflictRetry)
+	}
+
+	// The same record, current: the push never arrived, so it is pushed (once, same reference).
+	r.APIReader = cache
+	if _, _, err := reconcilePayment(t, r, cache, p, 1); err != nil {
+		t.Fatal(err)
+	}
+	if n := forgetful.pushed["shop.trx-a.1"]; n != 1 {
+		t.Fatalf("%d pushes of an Initiating attempt the provider never received, want 1", n)
+	}
+}

@@ -182,7 +182,12 @@ func (r *PaymentReconciler) resolveAttempt(ctx context.Context, s *paymentScope)
 	switch {
 	case errors.Is(err, provider.ErrNotFound) && a.Phase == paygatev1.AttemptInitiating:
 		// The push was recorded but never reached the provider (a crash or a lost request):
-		// pushing now, with the same reference, is the first push it will see.
+		// pushing now, with the same reference, is the first push it will see. Only on the record
+		// as the API server holds it: a cache that has not caught up with "Pending" would
+		// otherwise push again what a provider accepted and then forgot.
+		if stale, serr := staleRead(ctx, r.APIReader, p); serr != nil || stale {
+			return ctrl.Result{RequeueAfter: conflictRetry}, serr
+		}
 		res, err = prov.Push(ctx, r.pushRequest(p, a))
 	case errors.Is(err, provider.ErrNotFound):
 		// Accepted, then forgotten: flag it and keep polling; expiry still ends the payment.

@@ -154,7 +154,12 @@ func (r *PayoutReconciler) resolveAttempt(ctx context.Context, s *payoutScope) (
 	switch {
 	case errors.Is(err, provider.ErrNotFound) && a.Phase == paygatev1.AttemptInitiating:
 		// Recorded but never received (a crash or a lost request): disbursing now, with the same
-		// reference, is the first disbursement the provider sees.
+		// reference, is the first disbursement the provider sees. Only on the record as the API
+		// server holds it: a cache that has not caught up with "Pending" would otherwise disburse
+		// again what a provider accepted and then forgot.
+		if stale, serr := staleRead(ctx, r.APIReader, p); serr != nil || stale {
+			return ctrl.Result{RequeueAfter: conflictRetry}, serr
+		}
 		res, err = prov.Disburse(ctx, r.disbursementRequest(p))
 	case errors.Is(err, provider.ErrNotFound):
 		// Accepted, then forgotten: flag it and keep asking; AmbiguousTooLong brings an operator.

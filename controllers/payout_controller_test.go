@@ -569,7 +569,7 @@ var _ = Describe("Payouts", func() {
 			fake.Forget()
 			Eventually(func(g Gomega) {
 				cur := getPayout(g, p)
-				g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, paygatev1.ConditionProviderForgotAttempt)).To(BeTrue())
+				g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, paygatev1.ConditionProviderForgotAttempt)).To(BeTrue(), "status %+v", cur.Status)
 				g.Expect(cur.Status.Phase).To(Equal(paygatev1.PayoutProcessing), "money may have moved: it stays open")
 			}).Should(Succeed())
 			Eventually(func() []string { return eventReasons(ns, p.Name) }).Should(ContainElement(controllers.ReasonProviderForgotAttempt))

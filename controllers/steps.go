@@ -8,10 +8,12 @@ package controllers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -70,6 +72,21 @@ func lowestRequeue(a, b ctrl.Result) ctrl.Result {
 
 // conflictRetry is how soon a pass that lost a write race runs again.
 const conflictRetry = 250 * time.Millisecond
+
+// staleRead reports whether obj, as this pass read it from the cache, is older than what the API
+// server holds (live; nil: nothing to compare with, not stale). A pass about to act on the
+// provider on the strength of an old record (pushing again an attempt recorded as Initiating)
+// asks first, and runs again on fresher data instead, as a pass whose write conflicts does.
+func staleRead(ctx context.Context, live client.Reader, obj client.Object) (bool, error) {
+	if live == nil {
+		return false, nil
+	}
+	cur := obj.DeepCopyObject().(client.Object)
+	if err := live.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
+		return false, fmt.Errorf("reading %s live before acting on its record: %w", obj.GetName(), err)
+	}
+	return cur.GetResourceVersion() != obj.GetResourceVersion(), nil
+}
 
 // quietConflicts wraps a reconciler so that a pass whose write lost an optimistic-lock race (the
 // object changed after the pass read it: a push request, a callback, another replica) runs again
