@@ -4,6 +4,7 @@
 package controllers
 
 import (
+	"strings"
 	"sync"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
@@ -74,6 +75,19 @@ func (p *acceptedPushes) forget(a *paygatev1.PushAttempt) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.m, keyOf(a))
+}
+
+// forgetPayment drops every attempt of the payment namespace/name, which is gone (deleted while
+// a push was in flight): its entries would otherwise stay until the process ends.
+func (p *acceptedPushes) forgetPayment(namespace, name string) {
+	prefix := namespace + "." + name + "."
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k := range p.m {
+		if strings.HasPrefix(k.reference, prefix) {
+			delete(p.m, k)
+		}
+	}
 }
 
 // size is how many accepted pushes wait for their write.

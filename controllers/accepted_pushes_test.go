@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	testingclock "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -303,5 +304,26 @@ func TestNoPushAgainOnAStaleRecord(t *testing.T) {
 	}
 	if n := forgetful.pushed["shop.trx-a.1"]; n != 1 {
 		t.Fatalf("%d pushes of an Initiating attempt the provider never received, want 1", n)
+	}
+}
+
+// TestADeletedPaymentLeavesTheMemory: a payment deleted while its push was in flight takes its
+// remembered attempts with it, and no other payment's.
+func TestADeletedPaymentLeavesTheMemory(t *testing.T) {
+	p := rulesPayment(func(p *paygatev1.Payment) { p.Spec.PushRequest.Phone = "+255711000004" }) // never answers
+	r, c, _, _ := countedReconciler(p, rulesGateway())
+	if _, _, err := reconcilePayment(t, r, c, p, 1); err != nil || r.accepted.size() != 1 {
+		t.Fatalf("the push: %v, %d remembered", err, r.accepted.size())
+	}
+	other := &paygatev1.PushAttempt{Reference: "shop.trx-ab.1", Phase: paygatev1.AttemptInitiating, StartedAt: metav1.NewMicroTime(rulesNow)}
+	r.accepted.remember(other, provider.Result{Status: provider.StatusPending})
+	if err := c.Delete(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(p)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.accepted.lookup(other); !ok || r.accepted.size() != 1 {
+		t.Fatalf("%d remembered after the delete (the other payment's kept: %v); want only the other payment's", r.accepted.size(), ok)
 	}
 }
