@@ -25,7 +25,8 @@ import (
 	"github.com/paygate/paygate/internal/provider"
 )
 
-// countedReconciler is rulesReconciler with a count of status writes and of live payment reads.
+// countedReconciler runs the payment controller on a fake API server holding objs, counting its
+// status writes and its live reads of payments (rulesReconciler without the counts).
 func countedReconciler(objs ...client.Object) (r *PaymentReconciler, c client.Client, patches, liveReads *int) {
 	patches, liveReads = new(int), new(int)
 	c = fake.NewClientBuilder().WithScheme(kube.Scheme()).WithObjects(objs...).WithStatusSubresource(&paygatev1.Payment{}).

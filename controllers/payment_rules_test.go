@@ -10,15 +10,11 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/events"
-	testingclock "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	webhookevents "github.com/paygate/paygate/internal/events"
-	"github.com/paygate/paygate/internal/kube"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -55,13 +51,8 @@ func rulesPayment(opts ...func(*paygatev1.Payment)) *paygatev1.Payment {
 
 // rulesReconciler runs the payment controller on a fake API server holding objs.
 func rulesReconciler(objs ...client.Object) (*PaymentReconciler, client.Client) {
-	c := fake.NewClientBuilder().WithScheme(kube.Scheme()).WithObjects(objs...).WithStatusSubresource(&paygatev1.Payment{}).Build()
-	return &PaymentReconciler{
-		Client: c, APIReader: c, Recorder: events.NewFakeRecorder(32),
-		Providers:    &provider.Registry{Sandbox: provider.NewSandbox(provider.SandboxOptions{Clock: func() time.Time { return rulesNow }})},
-		Clock:        testingclock.NewFakePassiveClock(rulesNow),
-		PollInterval: 2 * time.Second,
-	}, c
+	r, c, _, _ := countedReconciler(objs...)
+	return r, c
 }
 
 func reconcilePayment(t *testing.T, r *PaymentReconciler, c client.Client, p *paygatev1.Payment, passes int) (*paygatev1.Payment, ctrl.Result, error) {
