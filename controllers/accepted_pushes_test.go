@@ -30,9 +30,9 @@ import (
 func countedReconciler(objs ...client.Object) (r *PaymentReconciler, c client.Client, patches, liveReads *int) {
 	patches, liveReads = new(int), new(int)
 	c = fake.NewClientBuilder().WithScheme(kube.Scheme()).WithObjects(objs...).WithStatusSubresource(&paygatev1.Payment{}).
-		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 			*patches++
-			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+			return c.SubResource(sub).Update(ctx, obj, opts...)
 		}}).Build()
 	live := interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 		if _, ok := obj.(*paygatev1.Payment); ok {

@@ -113,9 +113,9 @@ func TestPaymentReadyReasons(t *testing.T) {
 			p := paymentInFlight(now, tt.env, paygatev1.GatewayFees{Percent: "2.5"})
 			patches := 0
 			funcs := tt.funcs
-			funcs.SubResourcePatch = func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			funcs.SubResourceUpdate = func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 				patches++
-				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+				return c.SubResource(sub).Update(ctx, obj, opts...)
 			}
 			c := fake.NewClientBuilder().WithScheme(kube.Scheme()).WithObjects(p).WithStatusSubresource(p).WithInterceptorFuncs(funcs).Build()
 			r := &PaymentReconciler{Client: c, Recorder: events.NewFakeRecorder(16), Providers: stubProviders{tt.provider},
