@@ -13,6 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
@@ -219,11 +221,19 @@ func requestTarget(r *http.Request) string {
 // merchantByBusinessID finds the merchant of a business ID in env through the cache index. A
 // business ID that matches no merchant, or (never expected) more than one, is nil.
 func (s *Server) merchantByBusinessID(ctx context.Context, env paygatev1.Environment, businessID string) (*paygatev1.Merchant, error) {
-	// Every signed request asks: the cache's own Merchant, not a deep copy of it (the apiserver
-	// never modifies a merchant it read).
+	// Every signed request asks: the cache's own Merchant, not a copy of it (the apiserver never
+	// modifies a merchant it read).
+	key := index.BusinessIDIndexKey(env, businessID)
+	if s.merchants != nil {
+		objs, err := s.merchants.ByIndex(businessIDIndex, key)
+		if err != nil || len(objs) != 1 {
+			return nil, err
+		}
+		m, _ := objs[0].(*paygatev1.Merchant)
+		return m, nil
+	}
 	var list paygatev1.MerchantList
-	if err := s.opts.Cache.List(ctx, &list, client.MatchingFields{index.MerchantBusinessID: index.BusinessIDIndexKey(env, businessID)},
-		client.UnsafeDisableDeepCopy); err != nil {
+	if err := s.opts.Cache.List(ctx, &list, client.MatchingFields{index.MerchantBusinessID: key}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	if len(list.Items) != 1 {
@@ -232,10 +242,49 @@ func (s *Server) merchantByBusinessID(ctx context.Context, env paygatev1.Environ
 	return &list.Items[0], nil
 }
 
+// businessIDIndex is the apiserver's own index of the Merchant informer's store by
+// index.MerchantBusinessIDs. Asked through the store, a lookup is one map read; asked through the
+// cache's List (the field index, the same keys), it costs a list built by reflection, a tenth of
+// a signed request's CPU.
+const businessIDIndex = "paygate.dev/business-id"
+
+// merchantIndex adds businessIDIndex to the Merchant informer of r when r is an informer cache
+// (the running apiserver), and returns the store to ask; nil otherwise (a plain client in unit
+// tests), when merchantByBusinessID lists through the field index.
+func merchantIndex(r client.Reader) toolscache.Indexer {
+	informers, ok := r.(crcache.Informers)
+	if !ok {
+		return nil
+	}
+	inf, err := informers.GetInformer(context.Background(), &paygatev1.Merchant{})
+	if err != nil {
+		return nil
+	}
+	shared, ok := inf.(toolscache.SharedIndexInformer)
+	if !ok {
+		return nil
+	}
+	store := shared.GetIndexer()
+	if _, exists := store.GetIndexers()[businessIDIndex]; !exists {
+		err := shared.AddIndexers(toolscache.Indexers{businessIDIndex: func(o any) ([]string, error) {
+			if m, ok := o.(*paygatev1.Merchant); ok {
+				return index.MerchantBusinessIDs(m), nil
+			}
+			return nil, nil
+		}})
+		if err != nil {
+			return nil
+		}
+	}
+	return store
+}
+
 func (s *Server) credentialSet(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment) (credentials.Set, error) {
+	// Every signed request reads it: the cache's own Secret (its Data map shared, never modified
+	// here), not a deep copy.
 	var secret corev1.Secret
 	key := client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name, env)}
-	if err := s.opts.Cache.Get(ctx, key, &secret); err != nil {
+	if err := s.opts.Cache.Get(ctx, key, &secret, client.UnsafeDisableDeepCopy); err != nil {
 		return credentials.Set{}, err
 	}
 	if !metav1.IsControlledBy(&secret, m) {

@@ -208,13 +208,13 @@ func (s *Server) eligibleGateways(ctx context.Context, reader client.Reader, c *
 // after our own write (read-your-writes), or live only when asked (after a write conflict); then
 // from the archive, where settled payments go once they are old enough. A payment of another
 // merchant or environment is not found. An archived payment is terminal: a push on it is
-// refused as on a live settled one, and it is never written.
-func (s *Server) payment(ctx context.Context, c *caller, trxID string, live bool) (*paygatev1.Payment, error) {
+// refused as on a live settled one, and it is never written. cacheOpts apply to the cache read.
+func (s *Server) payment(ctx context.Context, c *caller, trxID string, live bool, cacheOpts ...client.GetOption) (*paygatev1.Payment, error) {
 	if !trxIDPattern.MatchString(trxID) {
 		return nil, nil // not a name Paygate issues: no such payment
 	}
 	p := &paygatev1.Payment{}
-	found, err := s.read(ctx, c, trxID, p, live)
+	found, err := s.read(ctx, c, trxID, p, live, cacheOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -224,18 +224,25 @@ func (s *Server) payment(ctx context.Context, c *caller, trxID string, live bool
 	return archivedObject[paygatev1.Payment](ctx, s, c, "get_payment", trxID, s.archiveGetPayment)
 }
 
+// paymentToRender is payment for a caller that only renders the payment (verify, get): a payment
+// found in the cache shares the cache's maps and slices, and must not be modified. A read of a
+// payment by its merchant costs no deep copy of it.
+func (s *Server) paymentToRender(ctx context.Context, c *caller, trxID string) (*paygatev1.Payment, error) {
+	return s.payment(ctx, c, trxID, false, client.UnsafeDisableDeepCopy)
+}
+
 // archiveGetPayment is Archive.GetPayment (the archive is set when it is called).
 func (s *Server) archiveGetPayment(ctx context.Context, namespace, name string) (*paygatev1.Payment, error) {
 	return s.opts.Archive.GetPayment(ctx, namespace, name)
 }
 
 func (s *Server) getPayment(w http.ResponseWriter, r *http.Request) {
-	p, err := s.payment(r.Context(), callerFrom(r.Context()), r.PathValue("trx_id"), false)
+	p, err := s.paymentToRender(r.Context(), callerFrom(r.Context()), r.PathValue("trx_id"))
 	answerRecord(s, w, "payment", p, err, errNotFound, func(p *paygatev1.Payment) (any, error) { return dataBody(s.paymentRecord(p)) })
 }
 
 func (s *Server) verifyPayment(w http.ResponseWriter, r *http.Request) {
-	p, err := s.payment(r.Context(), callerFrom(r.Context()), r.PathValue("trx_id"), false)
+	p, err := s.paymentToRender(r.Context(), callerFrom(r.Context()), r.PathValue("trx_id"))
 	answerRecord(s, w, "payment", p, err, errNotFound, func(p *paygatev1.Payment) (any, error) { return verificationRecord(p) })
 }
 

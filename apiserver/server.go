@@ -21,6 +21,7 @@ import (
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -88,10 +89,13 @@ type ReplicaCounter interface {
 
 // Server serves the merchant API.
 type Server struct {
-	opts    Options
-	limiter *ratelimit.Limiter
-	ips     clientip.Resolver
-	mux     *http.ServeMux
+	opts Options
+	// merchants is the Merchant informer's store with businessIDIndex (nil without an informer
+	// cache).
+	merchants toolscache.Indexer
+	limiter   *ratelimit.Limiter
+	ips       clientip.Resolver
+	mux       *http.ServeMux
 }
 
 // New builds a Server, filling defaults.
@@ -119,6 +123,7 @@ func New(opts Options) *Server {
 		ips:     clientip.Resolver{TrustedProxies: opts.TrustedProxies},
 		mux:     http.NewServeMux(),
 	}
+	s.merchants = merchantIndex(opts.Cache)
 	s.routes()
 	return s
 }
@@ -321,11 +326,12 @@ type merchantObject interface {
 // read gets the caller's object named name into obj: from the cache, then live when the cache does
 // not have it (read-your-writes after our own create), or live only when asked (after a write
 // conflict). found is false for an object that does not exist, or that belongs to another
-// merchant or environment: the caller cannot tell the two apart.
-func (s *Server) read(ctx context.Context, c *caller, name string, obj merchantObject, live bool) (found bool, err error) {
+// merchant or environment: the caller cannot tell the two apart. cacheOpts apply to the cache read
+// (client.UnsafeDisableDeepCopy for a caller that only renders obj).
+func (s *Server) read(ctx context.Context, c *caller, name string, obj merchantObject, live bool, cacheOpts ...client.GetOption) (found bool, err error) {
 	key := client.ObjectKey{Namespace: c.merchant.Namespace, Name: name}
 	if !live {
-		err = s.opts.Cache.Get(ctx, key, obj)
+		err = s.opts.Cache.Get(ctx, key, obj, cacheOpts...)
 	}
 	if live || apierrors.IsNotFound(err) {
 		err = s.opts.APIReader.Get(ctx, key, obj)

@@ -45,7 +45,7 @@ func Prefix(env paygatev1.Environment) string {
 
 // SecretName is the name of the Secret holding a merchant's credentials for env.
 func SecretName(merchant string, env paygatev1.Environment) string {
-	return fmt.Sprintf("%s-%s-credentials", merchant, env)
+	return merchant + "-" + string(env) + "-credentials"
 }
 
 // WebhookSecretName is the name of the Secret holding a merchant's webhook signing secret.

@@ -98,23 +98,24 @@ func (c *Client) Do(ctx context.Context, method, pathWithQuery string, body any,
 		return nil, fmt.Errorf("paygate: building the request: %w", err)
 	}
 	// Keep the request target byte for byte as signed (Go would re-encode some paths).
-	if u, err := url.Parse(c.BaseURL + pathWithQuery); err == nil {
-		req.URL.Opaque = "//" + u.Host + strings.SplitN(pathWithQuery, "?", 2)[0]
-	}
+	target, _, _ := strings.Cut(pathWithQuery, "?")
+	req.URL.Opaque = "//" + req.URL.Host + target
 	ts := strconv.FormatInt(c.Now().Unix(), 10)
 	for k, vs := range header {
 		for _, v := range vs {
 			req.Header.Add(k, v)
 		}
 	}
-	req.Header.Set("X-Environment", c.Credentials.Environment)
-	req.Header.Set("X-Merchant-Key", c.Credentials.MerchantKey)
-	req.Header.Set("X-API-Key", c.Credentials.APIKey)
-	req.Header.Set(signing.TimestampHeader, ts)
-	req.Header.Set(signing.SignatureHeader, signing.SignRequest([]byte(c.Credentials.APISecret), ts, method, pathWithQuery, raw))
-	req.Header.Set("Accept", "application/json")
+	// Canonical names, set directly (Header.Set would canonicalize each on every request).
+	h := req.Header
+	h["X-Environment"] = []string{c.Credentials.Environment}
+	h["X-Merchant-Key"] = []string{c.Credentials.MerchantKey}
+	h["X-Api-Key"] = []string{c.Credentials.APIKey}
+	h[signing.TimestampHeader] = []string{ts}
+	h[signing.SignatureHeader] = []string{signing.SignRequest([]byte(c.Credentials.APISecret), ts, method, pathWithQuery, raw)}
+	h["Accept"] = []string{"application/json"}
 	if len(raw) > 0 {
-		req.Header.Set("Content-Type", "application/json")
+		h["Content-Type"] = []string{"application/json"}
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
