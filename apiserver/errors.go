@@ -84,10 +84,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeBody(w http.ResponseWriter, status int, body []byte) {
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
+	h := w.Header() // canonical names, set directly: every answer sets them
+	h["Content-Type"] = []string{"application/json"}
+	h["Cache-Control"] = []string{"no-store"}
+	h["X-Content-Type-Options"] = []string{"nosniff"}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

@@ -284,8 +284,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusOK // what net/http sends for a handler that wrote nothing
 		}
 		observeRequest(route, r.Method, status, elapsed)
-		s.opts.Log.V(1).Info("Request", "method", r.Method, "path", r.URL.Path, "route", route, "status", status,
-			"durationMs", elapsed.Milliseconds())
+		if log := s.opts.Log.V(1); log.Enabled() { // the arguments cost allocations on every request
+			log.Info("Request", "method", r.Method, "path", r.URL.Path, "route", route, "status", status,
+				"durationMs", elapsed.Milliseconds())
+		}
 	}()
 	if r.Method != http.MethodConnect && cleanPath(r.URL.Path) != r.URL.Path {
 		// Not a route: no path is served under another spelling (a signature covers the path as
