@@ -30,7 +30,9 @@ type Options struct {
 	PollInterval time.Duration
 	// CallbackURL is where the upstream provider posts results.
 	CallbackURL string
-	// PaymentConcurrency is how many payments reconcile at once (default 4).
+	// PaymentConcurrency is how many payments reconcile at once (default 16: a pass may wait on
+	// the provider and on two Kubernetes API writes, so few workers cap the rate long before the
+	// CPU does).
 	PaymentConcurrency int
 	// PayoutAmbiguousAfter is how long a disbursement may stay unconfirmed before the payout asks
 	// an operator to resolve it (default DefaultPayoutAmbiguousAfter, 30 minutes).
@@ -82,7 +84,7 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 		opts.Clock = clock.RealClock{}
 	}
 	if opts.PaymentConcurrency == 0 {
-		opts.PaymentConcurrency = 4
+		opts.PaymentConcurrency = 16
 	}
 	ids := &IDAllocator{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}
 	if err := (&GatewayReconciler{

@@ -147,6 +147,9 @@ func dev(ctx context.Context, assets, stateDir string, opts managerOptions, api 
 	if err := opts.validateArchive(); err != nil {
 		return err
 	}
+	if err := opts.validateWorkers(); err != nil {
+		return err
+	}
 	mgr, err := newManager(cp.Config, opts, store)
 	if err != nil {
 		return err

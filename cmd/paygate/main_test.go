@@ -39,6 +39,21 @@ func TestParseSchedule(t *testing.T) {
 	}
 }
 
+func TestWorkerFlags(t *testing.T) {
+	if err := (&managerOptions{paymentConcurrency: 16, webhookConcurrency: 16}).validateWorkers(); err != nil {
+		t.Fatalf("16/16 refused: %v", err)
+	}
+	for _, bad := range []managerOptions{
+		{paymentConcurrency: 0, webhookConcurrency: 16},
+		{paymentConcurrency: 16, webhookConcurrency: -1},
+		{paymentConcurrency: maxWorkers + 1, webhookConcurrency: 16},
+	} {
+		if err := bad.validateWorkers(); err == nil {
+			t.Errorf("payment %d, webhook %d accepted", bad.paymentConcurrency, bad.webhookConcurrency)
+		}
+	}
+}
+
 func TestLeaderElectionFlags(t *testing.T) {
 	ok := managerOptions{leaseDuration: 3 * time.Second, renewDeadline: 2 * time.Second, retryPeriod: 500 * time.Millisecond}
 	if err := ok.validateLeaderElection(); err != nil {

@@ -46,6 +46,7 @@ type managerOptions struct {
 
 	webhookTimeout      time.Duration
 	webhookConcurrency  int
+	paymentConcurrency  int
 	webhookAllowPrivate bool
 	webhookSchedule     string
 	brandWord           string
@@ -74,6 +75,7 @@ func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProb
 	fs.DurationVar(&o.payoutAmbiguousAfter, "payout-ambiguous-after", 30*time.Minute, "How long a payout's disbursement may stay unconfirmed before the payout asks an operator to resolve it.")
 	fs.DurationVar(&o.webhookTimeout, "webhook-timeout", 10*time.Second, "Timeout of each webhook delivery attempt.")
 	fs.IntVar(&o.webhookConcurrency, "webhook-concurrency", 16, "How many webhook deliveries run at once.")
+	fs.IntVar(&o.paymentConcurrency, "payment-concurrency", 16, "How many payments reconcile at once (each pass may wait on the provider and on the Kubernetes API).")
 	fs.BoolVar(&o.webhookAllowPrivate, "webhook-allow-private-sandbox", false, "Let sandbox webhooks reach loopback and private addresses (development only; production never may).")
 	fs.StringVar(&o.webhookSchedule, "webhook-retry-schedule", "0s,3m,6m,12m,24m", "Delays before each webhook attempt; the count is the number of attempts.")
 	o.archive.bindFlags(fs)
@@ -120,6 +122,10 @@ func runManager(args []string) int {
 	}
 	if err := opts.validateArchive(); err != nil {
 		log.Error(err, "Invalid archive flags")
+		return 2
+	}
+	if err := opts.validateWorkers(); err != nil {
+		log.Error(err, "Invalid concurrency flags")
 		return 2
 	}
 	ctx := ctrl.SetupSignalHandler()
@@ -193,6 +199,7 @@ func newManager(cfg *rest.Config, opts managerOptions, store *archive.Store) (ct
 		PollInterval:         opts.pollInterval,
 		CallbackURL:          opts.callbackURL,
 		PayoutAmbiguousAfter: opts.payoutAmbiguousAfter,
+		PaymentConcurrency:   opts.paymentConcurrency,
 		Webhooks: controllers.WebhookOptions{
 			Schedule: schedule, Timeout: opts.webhookTimeout, Concurrency: opts.webhookConcurrency,
 			AllowPrivateSandbox: opts.webhookAllowPrivate, BrandWord: opts.brandWord,
@@ -231,6 +238,21 @@ func setupChecks(mgr ctrl.Manager) error {
 	}
 	return nil
 }
+
+// validateWorkers checks the controllers' concurrency flags.
+func (o *managerOptions) validateWorkers() error {
+	switch {
+	case o.paymentConcurrency < 1 || o.paymentConcurrency > maxWorkers:
+		return fmt.Errorf("--payment-concurrency must be between 1 and %d", maxWorkers)
+	case o.webhookConcurrency < 1 || o.webhookConcurrency > maxWorkers:
+		return fmt.Errorf("--webhook-concurrency must be between 1 and %d", maxWorkers)
+	}
+	return nil
+}
+
+// maxWorkers bounds the concurrency flags: more workers than this only queue on the API server
+// and the provider.
+const maxWorkers = 256
 
 // validateLeaderElection checks what client-go's leader elector would otherwise refuse at start:
 // lease duration > renew deadline > retry period (times 1.2, its jitter) > 0.
