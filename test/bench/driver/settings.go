@@ -86,7 +86,7 @@ func (s Settings) Runs(group string) bool {
 func Full() Settings {
 	return Settings{
 		Duration: 8 * time.Second, Warmup: 2 * time.Second,
-		Concurrency: []int{1, 16, 64}, Rounds: 3, ReadConcurrency: 16, ReadRate: 300,
+		Concurrency: []int{1, 16, 64}, Rounds: 5, ReadConcurrency: 16, ReadRate: 300,
 		VerifyBase: 1000, Live: []int{10_000, 100_000},
 		E2EStep: 8 * time.Second, E2EMeasure: 15 * time.Second, E2EMaxP99: 3 * time.Second,
 		E2EMaxSteps: 8, E2EBisections: 2,
