@@ -27,11 +27,11 @@ import (
 
 // countedReconciler runs the payment controller on a fake API server holding objs, counting its
 // status writes and its live reads of payments (rulesReconciler without the counts).
-func countedReconciler(objs ...client.Object) (r *PaymentReconciler, c client.Client, patches, liveReads *int) {
-	patches, liveReads = new(int), new(int)
+func countedReconciler(objs ...client.Object) (r *PaymentReconciler, c client.Client, writes, liveReads *int) {
+	writes, liveReads = new(int), new(int)
 	c = fake.NewClientBuilder().WithScheme(kube.Scheme()).WithObjects(objs...).WithStatusSubresource(&paygatev1.Payment{}).
 		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			*patches++
+			*writes++
 			return c.SubResource(sub).Update(ctx, obj, opts...)
 		}}).Build()
 	live := interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -46,7 +46,7 @@ func countedReconciler(objs ...client.Object) (r *PaymentReconciler, c client.Cl
 		Clock:        testingclock.NewFakePassiveClock(rulesNow),
 		PollInterval: 2 * time.Second,
 	}
-	return r, c, patches, liveReads
+	return r, c, writes, liveReads
 }
 
 func sandboxOf(r *PaymentReconciler) *provider.Sandbox {
@@ -58,14 +58,14 @@ func sandboxOf(r *PaymentReconciler) *provider.Sandbox {
 // attempts: written ahead).
 func TestAnAcceptedPushIsWrittenByTheFirstStatusQuery(t *testing.T) {
 	p := rulesPayment(func(p *paygatev1.Payment) { p.Spec.PushRequest.Phone = "+255711000004" }) // never answers
-	r, c, patches, _ := countedReconciler(p, rulesGateway())
+	r, c, writes, _ := countedReconciler(p, rulesGateway())
 	got, res, err := reconcilePayment(t, r, c, p, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := got.LatestAttempt()
-	if *patches != 1 || a == nil || a.Phase != paygatev1.AttemptInitiating {
-		t.Fatalf("after the push: %d status writes, attempt %+v; want 1 write, the record Initiating", *patches, a)
+	if *writes != 1 || a == nil || a.Phase != paygatev1.AttemptInitiating {
+		t.Fatalf("after the push: %d status writes, attempt %+v; want 1 write, the record Initiating", *writes, a)
 	}
 	if ready := meta.FindStatusCondition(got.Status.Conditions, paygatev1.ConditionReady); ready == nil || ready.Reason != ReasonAwaitingCustomer {
 		t.Errorf("the record's Ready = %+v, want AwaitingCustomer", ready)
@@ -78,14 +78,14 @@ func TestAnAcceptedPushIsWrittenByTheFirstStatusQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := got.LatestAttempt(); *patches != 2 || a.Phase != paygatev1.AttemptPending {
-		t.Fatalf("after the first status query: %d writes, attempt %s; want 2, Pending", *patches, a.Phase)
+	if a := got.LatestAttempt(); *writes != 2 || a.Phase != paygatev1.AttemptPending {
+		t.Fatalf("after the first status query: %d writes, attempt %s; want 2, Pending", *writes, a.Phase)
 	}
 	if r.accepted.size() != 0 {
 		t.Errorf("%d pushes still remembered after their write", r.accepted.size())
 	}
-	if _, _, err = reconcilePayment(t, r, c, p, 2); err != nil || *patches != 2 {
-		t.Errorf("queries that change nothing wrote status: %d writes (%v)", *patches, err)
+	if _, _, err = reconcilePayment(t, r, c, p, 2); err != nil || *writes != 2 {
+		t.Errorf("queries that change nothing wrote status: %d writes (%v)", *writes, err)
 	}
 }
 
@@ -94,13 +94,13 @@ func TestAnAcceptedPushIsWrittenByTheFirstStatusQuery(t *testing.T) {
 // by the pass that stored it, without reading the payment again.
 func TestAQuickCustomerCostsTwoStatusWrites(t *testing.T) {
 	p := rulesPayment()
-	r, c, patches, liveReads := countedReconciler(p, rulesGateway())
+	r, c, writes, liveReads := countedReconciler(p, rulesGateway())
 	got, _, err := reconcilePayment(t, r, c, p, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status.Phase != paygatev1.PaymentSuccess || *patches != 2 {
-		t.Fatalf("phase %q after %d status writes; want success after 2", got.Status.Phase, *patches)
+	if got.Status.Phase != paygatev1.PaymentSuccess || *writes != 2 {
+		t.Fatalf("phase %q after %d status writes; want success after 2", got.Status.Phase, *writes)
 	}
 	d := &paygatev1.WebhookDelivery{}
 	if err := c.Get(context.Background(), client.ObjectKey{Namespace: p.Namespace, Name: webhookevents.DeliveryName(string(p.UID), webhookevents.PaymentCompleted)}, d); err != nil {
@@ -113,8 +113,8 @@ func TestAQuickCustomerCostsTwoStatusWrites(t *testing.T) {
 		t.Errorf("%d pushes still remembered after the outcome", r.accepted.size())
 	}
 	// A later pass (a restart, the delivery's watch event) finds the event and creates nothing.
-	if _, _, err := reconcilePayment(t, r, c, p, 1); err != nil || *patches != 2 {
-		t.Fatalf("a pass over the terminal payment: %d writes, %v", *patches, err)
+	if _, _, err := reconcilePayment(t, r, c, p, 1); err != nil || *writes != 2 {
+		t.Fatalf("a pass over the terminal payment: %d writes, %v", *writes, err)
 	}
 }
 

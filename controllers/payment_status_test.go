@@ -111,10 +111,10 @@ func TestPaymentReadyReasons(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := paymentInFlight(now, tt.env, paygatev1.GatewayFees{Percent: "2.5"})
-			patches := 0
+			writes := 0
 			funcs := tt.funcs
 			funcs.SubResourceUpdate = func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-				patches++
+				writes++
 				return c.SubResource(sub).Update(ctx, obj, opts...)
 			}
 			c := fake.NewClientBuilder().WithScheme(kube.Scheme()).WithObjects(p).WithStatusSubresource(p).WithInterceptorFuncs(funcs).Build()
@@ -137,8 +137,8 @@ func TestPaymentReadyReasons(t *testing.T) {
 			if strings.Contains(ready.Message, "(try") || strings.ContainsAny(ready.Message, "0123456789") {
 				t.Errorf("Ready message %q carries the error's text", ready.Message)
 			}
-			if patches != 1 {
-				t.Errorf("%d status patches over 3 failing passes, want 1: a retry must not rewrite status", patches)
+			if writes != 1 {
+				t.Errorf("%d status writes over 3 failing passes, want 1: a retry must not rewrite status", writes)
 			}
 		})
 	}

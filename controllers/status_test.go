@@ -22,9 +22,9 @@ import (
 	"github.com/paygate/paygate/internal/kube"
 )
 
-// countingStatusPatches builds a fake client holding objs that counts status writes and records
+// countingStatusWrites builds a fake client holding objs that counts status writes and records
 // the resourceVersion the last one carried (its optimistic lock).
-func countingStatusPatches(t *testing.T, objs ...client.Object) (client.Client, *int, *string) {
+func countingStatusWrites(t *testing.T, objs ...client.Object) (client.Client, *int, *string) {
 	t.Helper()
 	var (
 		n    int
@@ -44,7 +44,7 @@ func countingStatusPatches(t *testing.T, objs ...client.Object) (client.Client, 
 func TestStatusPatch(t *testing.T) {
 	ctx := context.Background()
 	stored := &paygatev1.Balance{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "duka-sandbox"}}
-	c, patches, last := countingStatusPatches(t, stored)
+	c, writes, last := countingStatusWrites(t, stored)
 	b := &paygatev1.Balance{}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(stored), b); err != nil {
 		t.Fatal(err)
@@ -52,19 +52,19 @@ func TestStatusPatch(t *testing.T) {
 	status := func(b *paygatev1.Balance) any { return &b.Status }
 	patch := newStatusPatch(c, b, status)
 
-	if err := patch.Patch(ctx, b); err != nil || *patches != 0 {
-		t.Fatalf("unchanged status: %d patches, err %v; want none", *patches, err)
+	if err := patch.Patch(ctx, b); err != nil || *writes != 0 {
+		t.Fatalf("unchanged status: %d writes, err %v; want none", *writes, err)
 	}
 
 	b.Status.ObservedPayments = 3
-	if err := patch.Patch(ctx, b); err != nil || *patches != 1 {
-		t.Fatalf("changed status: %d patches, err %v; want 1", *patches, err)
+	if err := patch.Patch(ctx, b); err != nil || *writes != 1 {
+		t.Fatalf("changed status: %d writes, err %v; want 1", *writes, err)
 	}
 	if *last == "" {
 		t.Errorf("the status write carries no resourceVersion: it is not optimistically locked")
 	}
-	if err := patch.Patch(ctx, b); err != nil || *patches != 1 {
-		t.Fatalf("after a write the written status is the base: %d patches, err %v; want still 1", *patches, err)
+	if err := patch.Patch(ctx, b); err != nil || *writes != 1 {
+		t.Fatalf("after a write the written status is the base: %d writes, err %v; want still 1", *writes, err)
 	}
 
 	// Another writer changes the object: the next patch from the old read conflicts instead of
@@ -126,7 +126,7 @@ func TestFailureReason(t *testing.T) {
 func TestStatusPatchOnWrite(t *testing.T) {
 	ctx := context.Background()
 	stored := &paygatev1.Balance{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "duka-sandbox"}}
-	c, _, _ := countingStatusPatches(t, stored)
+	c, _, _ := countingStatusWrites(t, stored)
 	read := func() *paygatev1.Balance {
 		b := &paygatev1.Balance{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(stored), b); err != nil {
