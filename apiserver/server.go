@@ -270,8 +270,10 @@ func (s *Server) collects(h http.HandlerFunc) http.HandlerFunc {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.opts.Clock.Now()
 	rec := &statusRecorder{ResponseWriter: w}
-	route := routeOther
 	defer func() {
+		// The mux records the pattern it matched on r (empty when none did, or for a path it
+		// refused): routing the request once more for its metrics label would cost every request.
+		route := routeLabel(r.Pattern)
 		if p := recover(); p != nil {
 			s.opts.Log.Error(nil, "Handler panicked", "method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
 			if rec.status == 0 {
@@ -295,8 +297,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.noRoute(rec, r)
 		return
 	}
-	_, pattern := s.mux.Handler(r)
-	route = routeLabel(pattern)
 	s.mux.ServeHTTP(rec, r)
 }
 
