@@ -227,7 +227,7 @@ func (s *Server) listPlans(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var list paygatev1.BillingPlanList
-	if err := s.opts.Cache.List(r.Context(), &list, callerScope(c)...); err != nil {
+	if err := s.listOwn(r.Context(), c, &list); err != nil {
 		s.serverError("Listing billing plans", err).write(w)
 		return
 	}
@@ -235,7 +235,7 @@ func (s *Server) listPlans(w http.ResponseWriter, r *http.Request) {
 		return p.Spec.MerchantRef.Name != c.merchant.Name || p.Spec.Environment != c.env
 	})
 	// Newest first; the code breaks ties so pages are stable.
-	slices.SortFunc(items, func(a, b paygatev1.BillingPlan) int {
+	items = sortedByPointer(items, func(a, b *paygatev1.BillingPlan) int {
 		if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
 			return c
 		}
@@ -432,7 +432,7 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var list paygatev1.SubscriptionList
-	if err := s.opts.Cache.List(r.Context(), &list, callerScope(c)...); err != nil {
+	if err := s.listOwn(r.Context(), c, &list); err != nil {
 		s.serverError("Listing subscriptions", err).write(w)
 		return
 	}
@@ -441,7 +441,7 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) {
 			(status != "" && string(sub.Phase()) != status) || (planCode != "" && sub.Spec.PlanCode != planCode)
 	})
 	// Newest first; the id breaks ties so pages are stable.
-	slices.SortFunc(items, func(a, b paygatev1.Subscription) int {
+	items = sortedByPointer(items, func(a, b *paygatev1.Subscription) int {
 		if c := b.Spec.Consent.RecordedAt.Compare(a.Spec.Consent.RecordedAt.Time); c != 0 {
 			return c
 		}
@@ -592,7 +592,7 @@ func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) {
 		subName = sub.Name
 	}
 	var list paygatev1.InvoiceList
-	if err := s.opts.Cache.List(ctx, &list, callerScope(c)...); err != nil {
+	if err := s.listOwn(ctx, c, &list); err != nil {
 		s.serverError("Listing invoices", err).write(w)
 		return
 	}
@@ -637,10 +637,14 @@ func compareInvoices(a, b *paygatev1.Invoice) int {
 
 // ---- Lists ----
 
-// callerScope lists the caller's objects: its namespace, merchant and environment labels.
-func callerScope(c *caller) []client.ListOption {
-	return []client.ListOption{client.InNamespace(c.merchant.Namespace),
-		client.MatchingLabels{paygatev1.LabelMerchant: c.merchant.Name, paygatev1.LabelEnvironment: string(c.env)}}
+// listOwn lists the caller's objects of list's kind (its namespace, merchant and environment
+// labels) from the cache as the cache holds them, without a deep copy of each: a merchant with
+// 10,000 payments made every page copy 10,000 of them. List handlers only filter and sort what it
+// returns (sortedByPointer), never modify it; writeItems copies the page it renders.
+func (s *Server) listOwn(ctx context.Context, c *caller, list client.ObjectList) error {
+	return s.opts.Cache.List(ctx, list, client.InNamespace(c.merchant.Namespace),
+		client.MatchingLabels{paygatev1.LabelMerchant: c.merchant.Name, paygatev1.LabelEnvironment: string(c.env)},
+		client.UnsafeDisableDeepCopy)
 }
 
 // ---- Records ----

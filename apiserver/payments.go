@@ -266,12 +266,8 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 		writeError(w, validationError(v))
 		return
 	}
-	// The cache's objects themselves, not deep copies of every payment of the merchant: they are
-	// only read here, and the page alone is copied before it is rendered.
 	var list paygatev1.PaymentList
-	if err := s.opts.Cache.List(r.Context(), &list, client.InNamespace(c.merchant.Namespace),
-		client.MatchingLabels{paygatev1.LabelMerchant: c.merchant.Name, paygatev1.LabelEnvironment: string(c.env)},
-		client.UnsafeDisableDeepCopy); err != nil {
+	if err := s.listOwn(r.Context(), c, &list); err != nil {
 		s.serverError("Listing payments", err).write(w)
 		return
 	}
@@ -299,9 +295,6 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.serverError("Listing payments", err).write(w)
 		return
-	}
-	for i := range page {
-		page[i] = *page[i].DeepCopy()
 	}
 	writeItems(s, w, "payment", page, limit, offset, total, s.paymentRecord)
 }

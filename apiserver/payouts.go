@@ -285,8 +285,7 @@ func (s *Server) listPayouts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var list paygatev1.PayoutList
-	if err := s.opts.Cache.List(r.Context(), &list, client.InNamespace(c.merchant.Namespace),
-		client.MatchingLabels{paygatev1.LabelMerchant: c.merchant.Name, paygatev1.LabelEnvironment: string(c.env)}); err != nil {
+	if err := s.listOwn(r.Context(), c, &list); err != nil {
 		s.serverError("Listing payouts", err).write(w)
 		return
 	}

@@ -382,17 +382,23 @@ func pageParams(v validation, r *http.Request) (limit, offset int) {
 }
 
 // writePage answers one page of items, rendered, with the pagination object of every list.
-func writePage[T any, R any](s *Server, w http.ResponseWriter, what string, items []T, limit, offset int, render func(*T) (R, error)) {
+func writePage[T any, PT copyable[T], R any](s *Server, w http.ResponseWriter, what string, items []T, limit, offset int, render func(PT) (R, error)) {
 	lo, hi := min(offset, len(items)), min(offset+limit, len(items))
 	writeItems(s, w, what, items[lo:hi], limit, offset, len(items), render)
 }
 
+// copyable is a pointer to an API object with its generated DeepCopy.
+type copyable[T any] interface {
+	*T
+	DeepCopy() *T
+}
+
 // writeItems answers the page [offset, offset+limit) of a list of total items: page holds those
-// items, rendered here.
-func writeItems[T any, R any](s *Server, w http.ResponseWriter, what string, page []T, limit, offset, total int, render func(*T) (R, error)) {
+// items, rendered here, each from a deep copy (the items may be the cache's own: listOwn).
+func writeItems[T any, PT copyable[T], R any](s *Server, w http.ResponseWriter, what string, page []T, limit, offset, total int, render func(PT) (R, error)) {
 	recs := []R{}
 	for i := range page {
-		rec, err := render(&page[i])
+		rec, err := render(PT(PT(&page[i]).DeepCopy()))
 		if err != nil {
 			s.serverError("Rendering a "+what, namedError(what, &page[i], err)).write(w)
 			return
