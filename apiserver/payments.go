@@ -204,24 +204,16 @@ func (s *Server) eligibleGateways(ctx context.Context, reader client.Reader, c *
 		eligibility.Request{Currency: paygatev1.CurrencyCode(req.Currency.Code), Environment: c.env}), sel, nil
 }
 
-// payment reads one of the caller's payments: from the cache, falling back to a live read right
-// after our own write (read-your-writes), or live only when asked (after a write conflict); then
-// from the archive, where settled payments go once they are old enough. A payment of another
-// merchant or environment is not found. An archived payment is terminal: a push on it is
+// payment reads one of the caller's payments (readArchivable): from the cache, else from the
+// archive, where settled payments go once they are old enough, and live (read-your-writes right
+// after our own create); live first only when asked (after a write conflict). A payment of
+// another merchant or environment is not found. An archived payment is terminal: a push on it is
 // refused as on a live settled one, and it is never written. cacheOpts apply to the cache read.
 func (s *Server) payment(ctx context.Context, c *caller, trxID string, live bool, cacheOpts ...client.GetOption) (*paygatev1.Payment, error) {
 	if !trxIDPattern.MatchString(trxID) {
 		return nil, nil // not a name Paygate issues: no such payment
 	}
-	p := &paygatev1.Payment{}
-	found, err := s.read(ctx, c, trxID, p, live, cacheOpts...)
-	if err != nil {
-		return nil, err
-	}
-	if found {
-		return p, nil
-	}
-	return archivedObject[paygatev1.Payment](ctx, s, c, "get_payment", trxID, s.archiveGetPayment)
+	return readArchivable[paygatev1.Payment](ctx, s, c, trxID, live, "get_payment", s.archiveGetPayment, cacheOpts...)
 }
 
 // paymentToRender is payment for a caller that only renders the payment (verify, get): a payment

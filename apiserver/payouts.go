@@ -248,15 +248,7 @@ func (s *Server) payout(ctx context.Context, c *caller, id string, live bool) (*
 	if !payoutIDPattern.MatchString(id) {
 		return nil, nil
 	}
-	p := &paygatev1.Payout{}
-	found, err := s.read(ctx, c, id, p, live)
-	if err != nil {
-		return nil, err
-	}
-	if found {
-		return p, nil
-	}
-	return archivedObject[paygatev1.Payout](ctx, s, c, "get_payout", id, s.archiveGetPayout)
+	return readArchivable[paygatev1.Payout](ctx, s, c, id, live, "get_payout", s.archiveGetPayout)
 }
 
 // archiveGetPayout is Archive.GetPayout (the archive is set when it is called).
