@@ -45,6 +45,16 @@ type Client struct {
 	HTTP        *http.Client
 	// Now is the clock used for X-Timestamp (tests may skew it).
 	Now func() time.Time
+	// MaxRetries is how many times the endpoint methods (CreatePayment, GetPayment, ...) send a
+	// request again after a 429 or 503 answer or a failed connection: 0 (the zero value) means
+	// DefaultMaxRetries, a negative value turns retries off. Only a request that is safe to repeat
+	// is retried: a GET or HEAD, or a POST, PUT, PATCH or DELETE with an Idempotency-Key. Before a
+	// retry the client waits the answer's Retry-After (seconds; one over MaxRetryAfter ends the
+	// call), or else an exponential backoff from 200 ms with jitter, at most 5 s. Do never retries.
+	MaxRetries int
+
+	// sleep waits between attempts; nil is sleepContext. Tests replace it.
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // New returns a client for baseURL (scheme and host, no /api/v1).
@@ -79,20 +89,37 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("paygate: %d %s: %s", e.StatusCode, e.Label, e.Message)
 }
 
-// Do sends a signed request. pathWithQuery is signed exactly as sent. body is marshalled to JSON
-// unless it is already []byte or nil. Extra headers (Idempotency-Key) may be given.
+// Do sends a signed request, once, and returns the answer whatever its status: it never retries
+// (the endpoint methods do; see Client.MaxRetries). pathWithQuery is signed exactly as sent. body
+// is marshalled to JSON unless it is already []byte or nil. Extra headers (Idempotency-Key) may be
+// given.
 func (c *Client) Do(ctx context.Context, method, pathWithQuery string, body any, header http.Header) (*Response, error) {
-	var raw []byte
+	raw, err := encodeBody(body)
+	if err != nil {
+		return nil, err
+	}
+	return c.send(ctx, method, pathWithQuery, raw, header)
+}
+
+// encodeBody is the request body Do sends for body.
+func encodeBody(body any) ([]byte, error) {
 	switch b := body.(type) {
 	case nil:
+		return nil, nil
 	case []byte:
-		raw = b
+		return b, nil
 	default:
-		var err error
-		if raw, err = json.Marshal(b); err != nil {
+		raw, err := json.Marshal(b)
+		if err != nil {
 			return nil, fmt.Errorf("paygate: encoding the request: %w", err)
 		}
+		return raw, nil
 	}
+}
+
+// send makes one attempt: it builds the request with a reader of its own over raw, signs it with
+// a timestamp of now, sends it and reads the answer.
+func (c *Client) send(ctx context.Context, method, pathWithQuery string, raw []byte, header http.Header) (*Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+pathWithQuery, bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("paygate: building the request: %w", err)
@@ -129,19 +156,45 @@ func (c *Client) Do(ctx context.Context, method, pathWithQuery string, body any,
 	return &Response{StatusCode: resp.StatusCode, Header: resp.Header, Body: b}, nil
 }
 
-// call sends a request and decodes a 2xx body into out, or returns an *Error.
+// call sends a request and decodes a 2xx body into out, or returns an *Error. A request that is
+// safe to repeat is sent again after a 429, a 503 or no answer, as retry.go says; the body is
+// encoded once and every attempt is signed afresh. What a failed call returns is the last
+// attempt's error (an *Error when the server answered), or, when ctx ends during a wait, an error
+// that wraps both ctx.Err() and that last error.
 func (c *Client) call(ctx context.Context, method, path string, body any, header http.Header, out any) error {
-	resp, err := c.Do(ctx, method, path, body, header)
+	raw, err := encodeBody(body)
 	if err != nil {
 		return err
 	}
-	if resp.StatusCode/100 != 2 {
-		e := &Error{StatusCode: resp.StatusCode}
-		if json.Unmarshal(resp.Body, e) != nil || e.Label == "" {
-			e.Label, e.Message = http.StatusText(resp.StatusCode), string(resp.Body)
+	for retry := 0; ; retry++ {
+		resp, err := c.send(ctx, method, path, raw, header)
+		if err == nil {
+			if resp.StatusCode/100 == 2 {
+				return decodeResponse(resp, out)
+			}
+			err = responseError(resp)
 		}
-		return e
+		wait, ok := c.retryAfter(ctx, method, header, retry, resp, err)
+		if !ok {
+			return err
+		}
+		if werr := c.wait(ctx, wait); werr != nil {
+			return fmt.Errorf("paygate: %s %s: %w while waiting %v to retry; last attempt: %w", method, path, werr, wait, err)
+		}
 	}
+}
+
+// responseError is the *Error of a non-2xx answer.
+func responseError(resp *Response) *Error {
+	e := &Error{StatusCode: resp.StatusCode}
+	if json.Unmarshal(resp.Body, e) != nil || e.Label == "" {
+		e.Label, e.Message = http.StatusText(resp.StatusCode), string(resp.Body)
+	}
+	return e
+}
+
+// decodeResponse decodes a 2xx body into out (nil: ignored).
+func decodeResponse(resp *Response, out any) error {
 	if out == nil {
 		return nil
 	}

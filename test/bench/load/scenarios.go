@@ -94,6 +94,7 @@ func Run(ctx context.Context, cfg *Config, f Flags) (*Result, error) {
 	c.HTTP = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 		MaxIdleConns: conns, MaxIdleConnsPerHost: conns, IdleConnTimeout: 90 * time.Second,
 	}}
+	c.MaxRetries = -1 // a 429 or 503 is an error of the row, counted, never hidden in a retry
 	r := &runner{cfg: cfg, f: f, m: m, k8s: k, rest: c}
 	var res *Result
 	switch f.Scenario {
