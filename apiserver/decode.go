@@ -19,7 +19,7 @@ const maxBodyBytes = 64 << 10
 
 // readBody reads the raw body (the signature covers it byte for byte), bounded.
 func readBody(r *http.Request) ([]byte, *APIError) {
-	if r.Body == nil {
+	if r.Body == nil || r.Body == http.NoBody { // what the server gives a request without a body
 		return nil, nil
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
