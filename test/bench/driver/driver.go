@@ -52,6 +52,9 @@ type Report struct {
 	// LoadAvg is the machine's 1-minute load average when each row started: on a shared machine,
 	// what the others were doing.
 	LoadAvg map[string]float64 `json:"loadavg"`
+	// Rounds are the throughputs of each round of the rows run in alternating rounds, in the
+	// order they ran, by row key (create-raw-16: [r1, r2, ...]).
+	Rounds map[string][]float64 `json:"rounds,omitempty"`
 	// TerminatedWatchers is kube-apiserver's count of watches it closed because their client did
 	// not keep up (apiserver_terminated_watchers_total), by resource, at the end of the run.
 	TerminatedWatchers map[string]float64 `json:"terminated_watchers"`
@@ -126,7 +129,7 @@ func Run(ctx context.Context, s Settings, logf func(format string, args ...any))
 	}
 	rep = &Report{Settings: s, Machine: machine(), Started: time.Now(), Dir: s.OutDir,
 		Results: map[string]*load.Result{}, CPU: map[string]map[string]float64{}, Heaps: map[string]map[string]Heap{},
-		Backlog: map[string]float64{}, LoadAvg: map[string]float64{}}
+		Backlog: map[string]float64{}, LoadAvg: map[string]float64{}, Rounds: map[string][]float64{}}
 	st := &stack{s: s, dir: s.OutDir, root: root}
 	defer st.stop()
 	b := &bench{st: st, rep: rep, logf: logf}
@@ -587,6 +590,9 @@ func (b *bench) ratioRows(ctx context.Context, scenarios []string, merchant stri
 				}
 			} else if err := run(); err != nil {
 				return err
+			}
+			if rounds > 1 {
+				b.rep.Rounds[key] = append(b.rep.Rounds[key], b.rep.Results[round].Throughput)
 			}
 			if prev, ok := best[key]; !ok || b.rep.Results[round].Throughput > b.rep.Results[prev].Throughput {
 				best[key] = round

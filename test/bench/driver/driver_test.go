@@ -178,3 +178,25 @@ func TestParseHeapProfile(t *testing.T) {
 		t.Fatal("a profile without MemStats parsed")
 	}
 }
+
+// TestPairedRatio: the ratio of each round to the floor's round that ran just before it, their
+// median and range; nothing without rounds.
+func TestPairedRatio(t *testing.T) {
+	r := &Report{Rounds: map[string][]float64{
+		"create-raw-1":  {100, 200, 100, 50},
+		"create-rest-1": {90, 100, 110, 50},
+		"verify-16":     {10000, 9000, 8000},
+		"get-raw-16":    {1000, 1000, 400},
+		"single":        {5},
+	}}
+	for _, tt := range []struct{ key, floor, want string }{
+		{"create-rest-1", "create-raw-1", ", paired rounds 0.95x (0.50–1.10x)"}, // 0.9, 0.5, 1.1, 1.0
+		{"verify-16", "get-raw-16", ", paired rounds 10.00x (9.00–20.00x)"},
+		{"single", "create-raw-1", ""},
+		{"create-rest-16", "create-raw-16", ""},
+	} {
+		if got := r.pairedRatio(tt.key, tt.floor); got != tt.want {
+			t.Errorf("pairedRatio(%s, %s) = %q, want %q", tt.key, tt.floor, got, tt.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ package driver
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -98,6 +99,28 @@ func (r *Report) stackCPUPerOp(key string) float64 {
 	return total * 1000 / float64(res.Total)
 }
 
+// pairedRatio renders ", paired rounds 0.97x (0.91–1.04x)": the median, lowest and highest of the
+// ratios of key's rounds to floor's, round by round (each round of key ran right after floor's,
+// so the two saw the same neighbours), or "" without rounds. The table's own ratio compares each
+// row's best round, which a single quiet minute can make; the paired median needs most rounds.
+func (r *Report) pairedRatio(key, floor string) string {
+	a, b := r.Rounds[key], r.Rounds[floor]
+	n := min(len(a), len(b))
+	if n < 2 {
+		return ""
+	}
+	ratios := make([]float64, n)
+	for i := range n {
+		ratios[i] = ratio(a[i], b[i])
+	}
+	slices.Sort(ratios)
+	median := ratios[n/2]
+	if n%2 == 0 {
+		median = (ratios[n/2-1] + ratios[n/2]) / 2
+	}
+	return fmt.Sprintf(", paired rounds %.2fx (%.2f–%.2fx)", median, ratios[0], ratios[n-1])
+}
+
 // cpuRatio renders ", 1.04x stack CPU/op" comparing two rows' stack CPU per operation, or "".
 func (r *Report) cpuRatio(key, floor string) string {
 	a, b := r.stackCPUPerOp(key), r.stackCPUPerOp(floor)
@@ -129,7 +152,8 @@ func Table(r *Report) []Row {
 		tr, pr := ratio(rest.Throughput, raw.Throughput), ratio(rest.Latency.P99, raw.Latency.P99)
 		add(Row{Section: "Create", Name: "signed POST /api/v1/payments, " + clients(c), Value: rateStr(rest.Throughput),
 			P50: msStr(rest.Latency.P50), P99: msStr(rest.Latency.P99),
-			Ratio:  fmt.Sprintf("%.2fx thr, %.2fx p99", tr, pr) + r.cpuRatio(fmt.Sprintf("create-rest-%d", c), fmt.Sprintf("create-raw-%d", c)),
+			Ratio: fmt.Sprintf("%.2fx thr, %.2fx p99", tr, pr) + r.cpuRatio(fmt.Sprintf("create-rest-%d", c), fmt.Sprintf("create-raw-%d", c)) +
+				r.pairedRatio(fmt.Sprintf("create-rest-%d", c), fmt.Sprintf("create-raw-%d", c)),
 			Target: "≥ 0.9x thr, p99 ≤ 1.5x", Verdict: verdict(tr >= 0.9 && pr <= 1.5 && rest.Errors == 0)})
 	}
 
@@ -143,12 +167,14 @@ func Table(r *Report) []Row {
 			t := ratio(v.Throughput, rawGet.Throughput)
 			add(Row{Section: "Read", Name: fmt.Sprintf("GET /verify-payment/{id}, %d clients", rc), Value: rateStr(v.Throughput),
 				P50: msStr(v.Latency.P50), P99: msStr(v.Latency.P99),
-				Ratio:  fmt.Sprintf("%.2fx thr", t) + r.cpuRatio(fmt.Sprintf("%s-%d", load.Verify, rc), fmt.Sprintf("%s-%d", load.GetRaw, rc)),
+				Ratio: fmt.Sprintf("%.2fx thr", t) + r.cpuRatio(fmt.Sprintf("%s-%d", load.Verify, rc), fmt.Sprintf("%s-%d", load.GetRaw, rc)) +
+					r.pairedRatio(fmt.Sprintf("%s-%d", load.Verify, rc), fmt.Sprintf("%s-%d", load.GetRaw, rc)),
 				Target: "≥ 10x thr", Verdict: verdict(t >= 10 && v.Errors == 0)})
 		}
 		if g := res(fmt.Sprintf("%s-%d", load.GetREST, rc)); g != nil {
 			add(Row{Section: "Read", Name: fmt.Sprintf("GET /payments/{id}, %d clients", rc), Value: rateStr(g.Throughput),
-				P50: msStr(g.Latency.P50), P99: msStr(g.Latency.P99), Ratio: fmt.Sprintf("%.2fx thr", ratio(g.Throughput, rawGet.Throughput))})
+				P50: msStr(g.Latency.P50), P99: msStr(g.Latency.P99), Ratio: fmt.Sprintf("%.2fx thr", ratio(g.Throughput, rawGet.Throughput)) +
+					r.pairedRatio(fmt.Sprintf("%s-%d", load.GetREST, rc), fmt.Sprintf("%s-%d", load.GetRaw, rc))})
 		}
 	} else {
 		missing("Read", "reads at 16 clients")
