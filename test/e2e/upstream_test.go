@@ -47,8 +47,16 @@ var _ = Describe("Production payments through the upstream provider", func() {
 			PaymentAmount: "20000", CurrencyCode: "TZS", RefTrx: "live-late", PaymentMode: "push", CustomerPhone: "+255712000501",
 		}, "")
 		Expect(err).NotTo(HaveOccurred())
-		// Shorten the session (as a one-minute lifetime would, without waiting a minute).
 		key := client.ObjectKey{Namespace: ns, Name: created.TrxID}
+		// The provider must have the push before the session ends: a payment that expires before
+		// its push was sent never gets a callback, late or not.
+		Eventually(func(g Gomega) {
+			var p paygatev1.Payment
+			g.Expect(k8s.Get(ctx, key, &p)).To(Succeed())
+			g.Expect(p.Status.Attempts).NotTo(BeEmpty())
+			g.Expect(fake.PushesFor(p.Status.Attempts[0].Reference)).To(Equal(1))
+		}).Should(Succeed())
+		// Shorten the session (as a one-minute lifetime would, without waiting a minute).
 		Eventually(func(g Gomega) {
 			var p paygatev1.Payment
 			g.Expect(k8s.Get(ctx, key, &p)).To(Succeed())
