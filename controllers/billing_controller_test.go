@@ -11,6 +11,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -22,6 +23,7 @@ import (
 	"github.com/paygate/paygate/internal/billing"
 	webhookevents "github.com/paygate/paygate/internal/events"
 	"github.com/paygate/paygate/internal/kube"
+	"github.com/paygate/paygate/internal/metrics"
 )
 
 // The billing controller against a real API server, with the suite's payment controller and
@@ -218,6 +220,31 @@ func expectBilledOnce(s *paygatev1.Subscription) {
 	ExpectWithOffset(1, billingEvents(Default, s.Namespace, "payment.")).To(BeEmpty(), "charges send no payment.* events")
 }
 
+// billingCounts are the invoice and dunning counters of the sandbox, where every subscription of
+// these tests is (failed charges fail with INSUFFICIENT_FUNDS, failingPhone's reason).
+type billingCounts struct {
+	Succeeded, Failed, Paid, Void, Retries float64
+}
+
+func countBilling() billingCounts {
+	return billingCounts{
+		Succeeded: testutil.ToFloat64(metrics.InvoiceCharges.WithLabelValues("sandbox", "success", "")),
+		Failed:    testutil.ToFloat64(metrics.InvoiceCharges.WithLabelValues("sandbox", "failed", string(paygatev1.FailureInsufficientFunds))),
+		Paid:      testutil.ToFloat64(metrics.Invoices.WithLabelValues("sandbox", "paid")),
+		Void:      testutil.ToFloat64(metrics.Invoices.WithLabelValues("sandbox", "void")),
+		Retries:   testutil.ToFloat64(metrics.DunningRetries.WithLabelValues("sandbox")),
+	}
+}
+
+// billingCountedSince is how far the counters moved since before.
+func billingCountedSince(before billingCounts) func() billingCounts {
+	return func() billingCounts {
+		now := countBilling()
+		return billingCounts{now.Succeeded - before.Succeeded, now.Failed - before.Failed, now.Paid - before.Paid,
+			now.Void - before.Void, now.Retries - before.Retries}
+	}
+}
+
 // at is a local time in Dar es Salaam next year.
 func at(month time.Month, day, hour, minute int) time.Time {
 	return time.Date(clock.Now().Year()+1, month, day, hour, minute, 0, 0, darEsSalaam)
@@ -227,6 +254,7 @@ var _ = Describe("Billing controller", func() {
 	It("charges the first invoice at once, whatever the hour: paid, active, confirmed, announced", func() {
 		w := newBillingWorld()
 		anchor := at(3, 1, 21, 0) // outside the charging window
+		counted := billingCountedSince(countBilling())
 		s := w.subscribe(approvingPhone, anchor)
 
 		sub := waitSub(s, func(g Gomega, s *paygatev1.Subscription) {
@@ -286,6 +314,10 @@ var _ = Describe("Billing controller", func() {
 		data := eventData(paid)
 		Expect(data).To(HaveKeyWithValue("trx_id", charge.Name))
 		Expect(data).To(HaveKeyWithValue("status", "paid"))
+
+		By("counting one successful charge and one paid invoice, once")
+		Eventually(counted).Should(Equal(billingCounts{Succeeded: 1, Paid: 1}))
+		Consistently(counted, "500ms").Should(Equal(billingCounts{Succeeded: 1, Paid: 1}))
 		Expect(data).To(HaveKeyWithValue("subscription_id", s.APIID()))
 		Expect(data["period"]).To(HaveKeyWithValue("start", anchor.Format(webhookevents.BillingTimeLayout)))
 		Expect(data["settlement"]).To(HaveKeyWithValue("fees", HaveKeyWithValue("value", 375.0)), "2.5% of 15000")
@@ -366,6 +398,7 @@ var _ = Describe("Billing controller", func() {
 
 	It("walks the dunning schedule inside the charging window to suspension, then resumes on the current period", func() {
 		w := newBillingWorld()
+		counted := billingCountedSince(countBilling())
 		s := w.subscribe(failingPhone, at(3, 1, 21, 0))
 		inv := getInvoice
 		expectFailures := func(n int32, phase paygatev1.SubscriptionPhase, next time.Time) {
@@ -381,6 +414,8 @@ var _ = Describe("Billing controller", func() {
 			Expect(i.Status.AttemptCount).To(Equal(n))
 			Expect(i.Status.LastFailureReason).To(Equal(string(paygatev1.FailureInsufficientFunds)))
 			Expect(i.Status.NextAttemptAt.Time).To(BeTemporally("==", next))
+			// Each failed charge is counted once, with the retry it scheduled.
+			Eventually(counted).Should(Equal(billingCounts{Failed: float64(n), Retries: float64(n)}))
 		}
 		attempts := func(g Gomega) int32 { return inv(g, s, 1).Status.AttemptCount }
 
@@ -415,9 +450,13 @@ var _ = Describe("Billing controller", func() {
 		Expect(sub.Status.SuspendedAt.Time).To(BeTemporally("==", at(3, 11, 8, 0)))
 		Expect(sub.Status.ConfirmedAt).To(BeNil(), "never approved: never confirmed")
 		Expect(meta.FindStatusCondition(sub.Status.Conditions, paygatev1.ConditionReady).Reason).To(Equal(controllers.ReasonSubscriptionSuspended))
-		failed := inv(Default, s, 1)
+		failed := waitInvoice(s, 1, func(g Gomega, i *paygatev1.Invoice) {
+			g.Expect(meta.FindStatusCondition(i.Status.Conditions, paygatev1.ConditionReady).Reason).To(Equal(controllers.ReasonChargeFailed),
+				"the last failure is stored although its reason is the one before's")
+		})
 		Expect(failed.Status.AttemptCount).To(Equal(int32(4)))
 		Expect(failed.Status.NextAttemptAt).To(BeNil())
+		Eventually(counted).Should(Equal(billingCounts{Failed: 4, Retries: 3}), "the 4th failure schedules no retry")
 		Eventually(func(g Gomega) {
 			g.Expect(eventsOf(g, w.ns, webhookevents.InvoicePaymentFailed, failed.Name)).To(HaveLen(4))
 			suspended := eventsOf(g, w.ns, webhookevents.SubscriptionSuspended, s.Name)
@@ -455,6 +494,10 @@ var _ = Describe("Billing controller", func() {
 		Expect(sub.Status.Phase).To(Equal(paygatev1.SubscriptionPending), "resumed unconfirmed: pending")
 		Expect(invoicePeriods(Default, s)).To(ConsistOf(int32(1), int32(2)))
 		expectBilledOnce(s)
+
+		By("counting invoice 1 void, and invoice 2's failed charge and its retry, once")
+		Eventually(counted).Should(Equal(billingCounts{Failed: 5, Retries: 4, Void: 1}))
+		Consistently(counted, "500ms").Should(Equal(billingCounts{Failed: 5, Retries: 4, Void: 1}))
 	})
 
 	It("resumes within the period: the failed invoice is charged again with the whole schedule ahead", func() {
@@ -505,6 +548,7 @@ var _ = Describe("Billing controller", func() {
 
 	It("cancels immediately: no further invoice, an idle open invoice voided", func() {
 		w := newBillingWorld()
+		counted := billingCountedSince(countBilling())
 		paid := w.subscribe(approvingPhone, at(6, 1, 12, 0))
 		dunning := w.subscribe(failingPhone, at(6, 1, 12, 0))
 		waitSub(paid, func(g Gomega, s *paygatev1.Subscription) {
@@ -541,6 +585,7 @@ var _ = Describe("Billing controller", func() {
 		}).Should(Succeed())
 		expectBilledOnce(paid)
 		expectBilledOnce(dunning)
+		Expect(counted()).To(Equal(billingCounts{Succeeded: 1, Paid: 1, Failed: 1, Retries: 1, Void: 1}))
 	})
 
 	It("cancels at the period's end: the paid period runs out and no further invoice is opened", func() {
@@ -570,6 +615,7 @@ var _ = Describe("Billing controller", func() {
 
 	It("pushes a charge recorded by a manager that stopped before creating its Payment exactly once", func() {
 		w := newBillingWorld()
+		counted := billingCountedSince(countBilling())
 		Expect(env.StopManager()).To(Succeed())
 		DeferCleanup(func() {
 			if _, err := env.StartManager(managerOptions()); err != nil {
@@ -613,6 +659,7 @@ var _ = Describe("Billing controller", func() {
 			g.Expect(sandbox.Pushes(w.ns + "." + trx + ".1")).To(Equal(1))
 		}, "1s").Should(Succeed())
 		expectBilledOnce(s)
+		Expect(counted()).To(Equal(billingCounts{Succeeded: 1, Paid: 1}), "the charge the stopped manager recorded is counted once")
 	})
 
 	It("changes nothing on duplicate or late provider callbacks, on a paid invoice or a void one", func() {
@@ -633,6 +680,7 @@ var _ = Describe("Billing controller", func() {
 			subs     []paygatev1.SubscriptionStatus
 			invoices []paygatev1.InvoiceStatus
 			events   int
+			counts   billingCounts
 		}
 		take := func(g Gomega) snapshot {
 			var out snapshot
@@ -645,6 +693,7 @@ var _ = Describe("Billing controller", func() {
 				out.invoices = append(out.invoices, ist)
 			}
 			out.events = len(billingEvents(g, w.ns, ""))
+			out.counts = countBilling()
 			return out
 		}
 		before := take(Default)

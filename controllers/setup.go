@@ -137,6 +137,9 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 	if err := metrics.RegisterPaymentsOverdue(mgr.GetCache(), opts.Clock.Now); err != nil {
 		return fmt.Errorf("registering the overdue payments metric: %w", err)
 	}
+	if err := metrics.RegisterSubscriptions(mgr.GetCache()); err != nil {
+		return fmt.Errorf("registering the subscriptions metric: %w", err)
+	}
 	if err := (&BillingPlanReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the billing plan controller: %w", err)
 	}

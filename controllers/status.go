@@ -65,6 +65,11 @@ func (p *statusPatch[T]) Patch(ctx context.Context, obj T) error {
 	return nil
 }
 
+// Stored is the object as the API server holds it as far as the patch knows: as read, or as the
+// last successful Patch stored it. A pass compares its object with it to tell a transition it makes
+// from one an earlier pass stored. Callers must not modify it.
+func (p *statusPatch[T]) Stored() T { return p.base }
+
 // OnWrite defers f (recording a Kubernetes Event about a transition) until the next Patch stores
 // the status that holds the transition. A pass that read a stale cache computes the same
 // transition again, then loses the optimistic lock: its f never runs, so a transition is

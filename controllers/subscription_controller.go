@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -27,6 +28,7 @@ import (
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/billing"
 	webhookevents "github.com/paygate/paygate/internal/events"
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/money"
 )
 
@@ -380,6 +382,7 @@ func (r *SubscriptionReconciler) settleCharges(ctx context.Context, s *subscript
 			}
 			inv.Status.Phase, inv.Status.PaidPayment, inv.Status.NextAttemptAt = paygatev1.InvoicePaid, p.Name, nil
 			inv.Status.PaidAt = ptrTime(billing.SubscriptionTime(settled, sub.ClockOffsetSeconds()))
+			countInvoice(s, paygatev1.InvoicePaid)
 			if err := r.saveInvoice(ctx, s); err != nil {
 				return ctrl.Result{}, err
 			}
@@ -409,6 +412,7 @@ func (r *SubscriptionReconciler) settleCharges(ctx context.Context, s *subscript
 		}
 	}
 	recorded := inv.Status.Phase == paygatev1.InvoicePaymentFailed && inv.Status.LastFailureReason == p.Status.Reason
+	retry := false
 	inv.Status.Phase, inv.Status.LastFailureReason = paygatev1.InvoicePaymentFailed, p.Status.Reason
 	if inv.Status.NextAttemptAt == nil && sub.Phase() != paygatev1.SubscriptionSuspended &&
 		sub.Phase() != paygatev1.SubscriptionCancelled && sub.Spec.Cancel != paygatev1.CancelImmediately {
@@ -420,9 +424,18 @@ func (r *SubscriptionReconciler) settleCharges(ctx context.Context, s *subscript
 		if !suspend {
 			inv.Status.NextAttemptAt = secondTime(retryAt)
 			recorded = false
+			retry = true
 		}
 	}
+	// Summarized before the comparison: a last failure with the reason of the one before changes
+	// nothing but Ready (no longer ChargeInFlight), and that is still stored, and counted, once.
+	summarizeInvoice(inv, s.chargeInFlight())
 	if s.invPatch.Changed(inv) {
+		if retry {
+			// Scheduled once per failed charge: a stored nextAttemptAt is not scheduled again.
+			env := string(inv.Spec.Environment)
+			s.invPatch.OnWrite(func() { metrics.DunningRetries.WithLabelValues(env).Inc() })
+		}
 		if err := r.saveInvoice(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -474,6 +487,7 @@ func (r *SubscriptionReconciler) void(ctx context.Context, s *subscriptionScope,
 	inv := s.invoice
 	inv.Status.Phase, inv.Status.VoidedAt, inv.Status.NextAttemptAt = paygatev1.InvoiceVoid, secondTime(s.subNow), nil
 	s.latestMissing = false // a charge written ahead but never sent is not sent any more
+	countInvoice(s, paygatev1.InvoiceVoid)
 	if err := r.saveInvoice(ctx, s); err != nil {
 		return err
 	}
@@ -668,14 +682,44 @@ func (r *SubscriptionReconciler) saveSubscription(ctx context.Context, s *subscr
 	return nil
 }
 
-// saveInvoice summarizes the invoice and patches its status under the optimistic lock.
+// saveInvoice summarizes the invoice and patches its status under the optimistic lock. The write
+// that reads the newest charge's outcome into the invoice counts the charge
+// (paygate_invoice_charges_total), once: see countCharge.
 func (r *SubscriptionReconciler) saveInvoice(ctx context.Context, s *subscriptionScope) error {
 	inv := s.invoice
 	summarizeInvoice(inv, s.chargeInFlight())
+	countCharge(s)
 	if err := s.invPatch.Patch(ctx, inv); err != nil {
 		return fmt.Errorf("patching the status of invoice %s: %w", inv.Name, err)
 	}
 	return nil
+}
+
+// countCharge counts the newest charge in paygate_invoice_charges_total when the invoice's next
+// write is the first to store its outcome: the stored invoice still says the charge is out (Ready
+// ChargeInFlight, written with the attempt, ahead of its Payment; or no Ready at all) and the
+// charge has ended, so the write moves Ready off ChargeInFlight (paid, void, a retry scheduled or
+// none). Later writes find it stored and count nothing; a pass that loses the optimistic lock
+// counts nothing either (statusPatch.OnWrite), and the pass after it counts the charge.
+func countCharge(s *subscriptionScope) {
+	p := s.latest
+	if p == nil || !p.Terminal() {
+		return
+	}
+	ready := meta.FindStatusCondition(s.invPatch.Stored().Status.Conditions, paygatev1.ConditionReady)
+	if ready != nil && ready.Reason != ReasonChargeInFlight {
+		return
+	}
+	env, outcome, reason := string(p.Spec.Environment), string(p.Status.Phase), p.Status.Reason
+	s.invPatch.OnWrite(func() { metrics.InvoiceCharges.WithLabelValues(env, outcome, reason).Inc() })
+}
+
+// countInvoice counts the invoice in paygate_invoices_total as reaching phase (paid, void) once its
+// next write stores it: the callers set a terminal phase only on an invoice that is not terminal,
+// so the transition is stored, and counted, once.
+func countInvoice(s *subscriptionScope, phase paygatev1.InvoicePhase) {
+	env := string(s.invoice.Spec.Environment)
+	s.invPatch.OnWrite(func() { metrics.Invoices.WithLabelValues(env, string(phase)).Inc() })
 }
 
 // summarizeInvoice sets an invoice's Ready condition and observedGeneration.

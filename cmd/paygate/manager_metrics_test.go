@@ -112,7 +112,7 @@ func TestManagerMetricsAndShutdown(t *testing.T) {
 		t.Fatalf("a service account without the metrics reader role: HTTP %d, want 403", code)
 	}
 	code, body := get(token("prometheus"))
-	if code != http.StatusOK || !strings.Contains(body, "paygate_payouts_ambiguous") {
+	if code != http.StatusOK || !strings.Contains(body, "paygate_payouts_ambiguous") || !strings.Contains(body, "paygate_subscriptions{") {
 		t.Fatalf("the metrics reader: HTTP %d, want 200 with the controllers' metrics:\n%.300s", code, body)
 	}
 	if resp, err := http.Get(fmt.Sprintf("http://%s/metrics", addr)); err == nil {

@@ -68,6 +68,24 @@ var (
 		Help: "Attempts the provider had accepted and later answered it knows nothing of (an operator checks them), by operation (push, disbursement) and environment.",
 	}, []string{"operation", "environment"})
 
+	// InvoiceCharges counts invoice charges whose outcome their invoice recorded.
+	InvoiceCharges = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "paygate_invoice_charges_total",
+		Help: "Invoice charges whose outcome their invoice recorded, by environment, outcome (success, failed) and failure reason.",
+	}, []string{"environment", "outcome", "reason"})
+
+	// Invoices counts invoices reaching a terminal phase.
+	Invoices = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "paygate_invoices_total",
+		Help: "Invoices that reached a terminal phase (paid, void), by environment and phase.",
+	}, []string{"environment", "phase"})
+
+	// DunningRetries counts the retries of failed invoice charges the dunning policies scheduled.
+	DunningRetries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "paygate_dunning_retries_scheduled_total",
+		Help: "Retries of a failed invoice charge scheduled by the plan's dunning policy, by environment.",
+	}, []string{"environment"})
+
 	// UnsignedRequests counts API requests accepted without a signature (a merchant's
 	// spec.unsignedRequests), in the apiserver.
 	UnsignedRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -78,5 +96,5 @@ var (
 
 func init() {
 	crmetrics.Registry.MustRegister(PaymentsSettled, LateSettlements, ProviderRequests, ProviderLatency, WebhookAttempts, WebhooksAbandoned,
-		Payouts, DisbursementLatency, ForgottenAttempts, UnsignedRequests)
+		Payouts, DisbursementLatency, ForgottenAttempts, InvoiceCharges, Invoices, DunningRetries, UnsignedRequests)
 }

@@ -149,7 +149,7 @@ func TestAlertCoverage(t *testing.T) {
 	}
 	for _, want := range []string{
 		"PaygateReconcileErrors", "PaygatePaymentsStuckPending", "PaygateWebhooksAbandoned",
-		"PaygatePayoutsAmbiguous", "PaygateArchiveLagging", "PaygateArchiveErrors", "PaygateLedgerDrift",
+		"PaygatePayoutsAmbiguous", "PaygateInvoiceChargesFailing", "PaygateArchiveLagging", "PaygateArchiveErrors", "PaygateLedgerDrift",
 		"PaygateLeaderAbsent", "PaygateAPIErrors", "PaygateAPILatency",
 	} {
 		if !alerts[want] {

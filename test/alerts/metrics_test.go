@@ -32,6 +32,10 @@ var (
 		"paygate_payouts_total",
 		"paygate_payouts_ambiguous",
 		"paygate_disbursement_duration_seconds", // histogram
+		"paygate_invoice_charges_total",
+		"paygate_invoices_total",
+		"paygate_dunning_retries_scheduled_total",
+		"paygate_subscriptions",
 		"paygate_ledger_drift_total",
 		"paygate_archive_objects_archived_total",
 		"paygate_archive_objects_deleted_total",
@@ -268,7 +272,8 @@ func TestDashboard(t *testing.T) {
 	for _, want := range []string{
 		"row:Payments", "Payments settled by phase", "row:Provider", "Provider latency p50 / p99",
 		"row:Webhooks", "Webhook delivery success ratio", "row:Payouts", "Payouts by status", "Ambiguous payouts",
-		"row:Invoices and dunning", "row:Merchant API", "API latency p50 / p99", "API 5xx ratio",
+		"row:Invoices and dunning", "Invoice charges by outcome", "Invoice charge failure ratio", "Subscriptions by phase",
+		"Invoices by terminal phase", "Dunning retries scheduled", "row:Merchant API", "API latency p50 / p99", "API 5xx ratio",
 		"Rate-limited requests", "Authentication failures", "row:Archive", "Archive lag by kind",
 		"row:Controllers", "Reconcile errors by controller", "Workqueue depth", "Leader",
 	} {

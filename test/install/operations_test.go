@@ -723,6 +723,7 @@ func TestOperationsValues(t *testing.T) {
 		objs := render(t, "prometheusRule.enabled=true",
 			"prometheusRule.thresholds.apiErrorRatio=0.02", "prometheusRule.thresholds.archiveLagSeconds=600",
 			"prometheusRule.thresholds.reconcileErrorRatio=0.25", "prometheusRule.thresholds.apiLatencyP99Seconds=1.5",
+			"prometheusRule.thresholds.invoiceChargeFailureRatio=0.3", "prometheusRule.thresholds.invoiceChargeMinimum=25",
 			"prometheusRule.alertLabels.team=payments", "prometheusRule.alertLabels.severity=page",
 			"prometheusRule.runbookBaseURL=https://runbooks.example.com/paygate")
 		prs := ofKind(objs, "PrometheusRule")
@@ -748,12 +749,15 @@ func TestOperationsValues(t *testing.T) {
 				}
 			}
 		}
-		for alert, threshold := range map[string]string{
-			"PaygateAPIErrors": "> 0.02", "PaygateArchiveLagging": "> 600",
-			"PaygateReconcileErrors": "> 0.25", "PaygateAPILatency": "> 1.5",
+		for alert, thresholds := range map[string][]string{
+			"PaygateAPIErrors": {"> 0.02"}, "PaygateArchiveLagging": {"> 600"},
+			"PaygateReconcileErrors": {"> 0.25"}, "PaygateAPILatency": {"> 1.5"},
+			"PaygateInvoiceChargesFailing": {"> 0.3", ">= 25"},
 		} {
-			if !strings.Contains(exprs[alert], threshold) {
-				t.Errorf("%s: the expression does not compare %s:\n%s", alert, threshold, exprs[alert])
+			for _, threshold := range thresholds {
+				if !strings.Contains(exprs[alert], threshold) {
+					t.Errorf("%s: the expression does not compare %s:\n%s", alert, threshold, exprs[alert])
+				}
 			}
 		}
 	})
