@@ -57,7 +57,13 @@ func (c paymentsOverdue) Collect(ch chan<- prometheus.Metric) {
 // RegisterPaymentsOverdue registers paygate_payments_overdue, counted from reader (the manager's
 // cache) against now. A second registration keeps the first.
 func RegisterPaymentsOverdue(reader client.Reader, now func() time.Time) error {
-	err := crmetrics.Registry.Register(paymentsOverdue{reader: reader, now: now})
+	return registerOnce(paymentsOverdue{reader: reader, now: now})
+}
+
+// registerOnce registers a collector of the manager's cache. A second registration (tests start
+// several managers in one process) keeps the first.
+func registerOnce(c prometheus.Collector) error {
+	err := crmetrics.Registry.Register(c)
 	if are := (prometheus.AlreadyRegisteredError{}); errors.As(err, &are) {
 		return nil
 	}

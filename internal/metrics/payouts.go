@@ -5,13 +5,11 @@ package metrics
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 )
@@ -51,9 +49,5 @@ func (c payoutsAmbiguous) Collect(ch chan<- prometheus.Metric) {
 // manager's cache). A second registration (tests start several managers in one process) keeps
 // the first.
 func RegisterPayoutsAmbiguous(reader client.Reader) error {
-	err := crmetrics.Registry.Register(payoutsAmbiguous{reader: reader})
-	if are := (prometheus.AlreadyRegisteredError{}); errors.As(err, &are) {
-		return nil
-	}
-	return err
+	return registerOnce(payoutsAmbiguous{reader: reader})
 }

@@ -5,12 +5,10 @@ package metrics
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 )
@@ -63,9 +61,5 @@ func (c subscriptions) Collect(ch chan<- prometheus.Metric) {
 // RegisterSubscriptions registers paygate_subscriptions, counted from reader (the manager's
 // cache). A second registration keeps the first.
 func RegisterSubscriptions(reader client.Reader) error {
-	err := crmetrics.Registry.Register(subscriptions{reader: reader})
-	if are := (prometheus.AlreadyRegisteredError{}); errors.As(err, &are) {
-		return nil
-	}
-	return err
+	return registerOnce(subscriptions{reader: reader})
 }
