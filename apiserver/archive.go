@@ -109,11 +109,7 @@ func archivedObject[T any, PT ownedObject[T]](ctx context.Context, s *Server, c 
 	if err != nil {
 		return nil, err
 	}
-	p := PT(obj)
-	if merchant, env := p.Owner(); merchant != c.merchant.Name || env != c.env {
-		return nil, nil
-	}
-	return p, nil
+	return ownedBy(PT(obj), c), nil
 }
 
 // readArchivable reads the caller's object name of a kind the archive holds (payments, payouts).
@@ -165,7 +161,7 @@ func readArchivable[T any, PT ownedObject[T]](ctx context.Context, s *Server, c 
 
 // ownedBy is obj when it belongs to the caller's merchant and environment, else nil.
 func ownedBy[PT merchantObject](obj PT, c *caller) PT {
-	if merchant, env := obj.Owner(); merchant != c.merchant.Name || env != c.env {
+	if !c.owns(obj) {
 		var none PT
 		return none
 	}

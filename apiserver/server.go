@@ -344,8 +344,14 @@ func (s *Server) read(ctx context.Context, c *caller, name string, obj merchantO
 	if err != nil {
 		return false, err
 	}
+	return c.owns(obj), nil
+}
+
+// owns reports whether obj belongs to the caller's merchant and environment: the one rule every
+// read of a merchant's object applies, live or archived. An object that fails it is "not found".
+func (c *caller) owns(obj merchantObject) bool {
 	merchant, env := obj.Owner()
-	return merchant == c.merchant.Name && env == c.env, nil
+	return merchant == c.merchant.Name && env == c.env
 }
 
 // answerRecord answers a read of one of the caller's objects: SERVER_ERROR when reading it failed
