@@ -476,8 +476,8 @@ func (s *Server) Counters() Counters {
 	return c
 }
 
-// Status is the operation's current status as a status check would show it, without counting
-// as one; ok is false if the fake does not hold it.
+// Status is the operation's status as last evaluated (at initiation, by a status check or by
+// Tick), without counting as a status check; ok is false if the fake does not hold it.
 func (s *Server) Status(op Operation, id string) (status string, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -830,3 +830,24 @@ func TestConcurrentInitiationsOfOneDeposit(t *testing.T) {
 		t.Fatalf("accepted %d, counters %+v", accepted.Load(), c)
 	}
 }
+
+func TestSettleAndTickOnAStuckNumber(t *testing.T) {
+	e := newEnv(t, nil)
+	id := newID()
+	e.call(t, http.MethodPost, "/v2/deposits", deposit(id, "254703456129", "MPESA_KEN", "100", "KES"))
+	e.clock.Advance(time.Hour)
+	e.fake.Tick()
+	if st, ok := e.fake.Status(OpDeposit, id); !ok || st != StatusProcessing {
+		t.Fatalf("stuck number: %s %v", st, ok)
+	}
+	if _, m := e.call(t, http.MethodPost, "/v2/deposits/resend-callback/"+id, nil); str(m, "status") != StatusRejected {
+		t.Fatalf("resend of a pending deposit: %v", m)
+	}
+	e.fake.Settle(OpDeposit, id, StatusFailed, "PAYMENT_NOT_APPROVED")
+	got := e.cb.waitFor(t, 1)
+	if !bytes.Contains(got[0].body, []byte(`"failureCode":"PAYMENT_NOT_APPROVED"`)) {
+		t.Fatalf("callback %s", got[0].body)
+	}
+	e.fake.ResendCallback(OpDeposit, id)
+	e.cb.waitFor(t, 2)
+}
