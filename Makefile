@@ -122,6 +122,21 @@ CHAOS_KILLS ?= 120
 chaos: controlplane ## Fault harness: SIGKILL managers and apiservers under load (CHAOS_KILLS=120), print the figures.
 	CHAOS_KILLS=$(CHAOS_KILLS) go test -count=1 -timeout 60m ./test/chaos/ -run TestChaos -v
 
+# The attempt engine's simulation (docs/reliability.md): seeded random schedules of provider answers,
+# crashes, clock jumps and operator verdicts, the invariants checked after every step. `make test`
+# runs 2000 seeds; `make simulate SEEDS=100000` runs long; `make simulate SEED=n` replays one seed.
+SEEDS ?= 20000
+SEED ?= 0
+SIM_STEPS ?= 120
+
+.PHONY: simulate
+simulate: ## Attempt-engine simulation: SEEDS seeds (default 20000), or replay SEED=n with its steps.
+	@if [ "$(SEED)" != "0" ]; then \
+		go test -count=1 ./internal/attempt/ -run '^TestSimulation$$' -v -args -seed=$(SEED) -steps=$(SIM_STEPS); \
+	else \
+		go test -count=1 -timeout 60m ./internal/attempt/ -run '^TestSimulation$$' -v -args -seeds=$(SEEDS) -steps=$(SIM_STEPS); \
+	fi
+
 .PHONY: test-short
 test-short: ## Unit tests only (no control plane).
 	go test $(GOFLAGS_TEST) $(DEV_TAGS) -short ./...
