@@ -342,11 +342,14 @@ func (d Delivery) copies() int {
 }
 
 // STKScript scripts what the customer does with every later M-Pesa Express prompt sent to one
-// phone number. The zero STKScript (also for unscripted numbers) is a customer who pays at once.
+// phone number. The zero STKScript (also for unscripted numbers) is a customer who pays at once,
+// and a callback sent at once.
 type STKScript struct {
-	// Result is the ResultCode of the callback: ResultSuccess ("" too), ResultCancelledByUser
-	// (1032), ResultInsufficientFunds (1), ResultUnreachable (1037), ResultWrongPIN (2001),
-	// ResultExpired (1019), or any other code.
+	// Result is the ResultCode of the callback: ResultSuccess, ResultCancelledByUser (1032),
+	// ResultInsufficientFunds (1), ResultUnreachable (1037), ResultWrongPIN (2001), ResultExpired
+	// (1019), or any other code. "" leaves it to the fake: success, unless the request breaks a
+	// documented rule (2028 for a CustomerPayBillOnline push whose PartyB is not the
+	// BusinessShortCode; 3 above Ksh 250,000).
 	Result ResultCode
 	// ResultDesc is the ResultDesc; "" means the documented description of Result.
 	ResultDesc string
@@ -815,8 +818,9 @@ func (s *Server) oauth(r *http.Request) answer {
 
 // ---- request fields ----
 
-// field is the text of a JSON string or number (numbers keep their literal text); ok is false for
-// a missing key, null, or any other JSON type.
+// field is the text of the first of keys present as a JSON string or number (numbers keep their
+// literal text). Keys match exactly (case-sensitive); a null value counts as absent. ok is false
+// when no key has a string or number.
 func field(m map[string]json.RawMessage, keys ...string) (string, bool) {
 	for _, k := range keys {
 		raw, present := m[k]
@@ -928,7 +932,8 @@ func receipt(seq int64) string {
 
 // ---- callbacks ----
 
-// goDeliver POSTs body to target copies times after delay, in a goroutine. Callers hold s.mu.
+// goDeliverLocked encodes body now and POSTs it to target copies times after delay (real time), in
+// a goroutine. Callers hold s.mu.
 func (s *Server) goDeliverLocked(target string, body any, delay time.Duration, copies int) {
 	if s.closed || copies <= 0 || target == "" {
 		return

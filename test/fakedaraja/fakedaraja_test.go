@@ -631,6 +631,40 @@ func TestSTKCustomerOutcomes(t *testing.T) {
 	}
 }
 
+func TestSandboxPasskey(t *testing.T) {
+	// The documented sample request of https://developer.safaricom.co.ke/apis/MpesaExpressSimulate.
+	const sample = "MTc0Mzc5YmZiMjc5ZjlhYTliZGJjZjE1OGU5N2RkNzFhNDY3Y2QyZTBjODkzMDU5YjEwZjc4ZTZiNzJhZGExZWQyYzkxOTIwMjEwNjI4MDkyNDA4"
+	f := New(t, Options{})
+	if got := f.STKPassword("20210628092408"); got != sample {
+		t.Fatalf("STKPassword %s, want the documented %s", got, sample)
+	}
+	c := newClient(t, f)
+	rcv := newReceiver(t)
+	body := stkBody(f, rcv.url("/cb"), SandboxMSISDN, "accountref")
+	body["Password"], body["Timestamp"] = sample, "20210628092408"
+	push(t, c, body)
+}
+
+func TestSTKProductAssignment(t *testing.T) {
+	f := New(t, Options{})
+	c := newClient(t, f)
+	rcv := newReceiver(t)
+	body := stkBody(f, rcv.url("/paybill"), SandboxMSISDN, "X")
+	body["PartyB"] = "600000" // not the pay bill of BusinessShortCode
+	push(t, c, body)
+	sc := get(decode(t, rcv.waitBodies(t, "/paybill", 1)[0]), "Body", "stkCallback")
+	if get(sc, "ResultCode") != json.Number("2028") || get(sc, "ResultDesc") != "The request is not permitted according to product assignment." {
+		t.Fatalf("pay bill to another PartyB: %v", sc)
+	}
+	body = stkBody(f, rcv.url("/till"), SandboxMSISDN, "X")
+	body["TransactionType"], body["PartyB"] = "CustomerBuyGoodsOnline", "600000" // a till number
+	push(t, c, body)
+	sc = get(decode(t, rcv.waitBodies(t, "/till", 1)[0]), "Body", "stkCallback")
+	if get(sc, "ResultCode") != json.Number("0") {
+		t.Fatalf("buy goods: %v", sc)
+	}
+}
+
 func TestSTKLockSubscriber(t *testing.T) {
 	clock := newClock()
 	f := New(t, Options{Clock: clock.Now, LockSubscriber: true})

@@ -140,7 +140,14 @@ func (s *Server) stkPush(m map[string]json.RawMessage, _ string) answer {
 	}
 	sc := s.phoneScripts[phone]
 	result := sc.Result.orSuccess()
-	if sc.Result == "" && amount > stkMaxAmount {
+	switch {
+	case sc.Result != "":
+	case txType == "CustomerPayBillOnline" && partyB != shortCode:
+		// 2028 "The request is not permitted according to product assignment": "Either the
+		// TransactionType or PartyB is incorrect ... For Pay Bills: PartyB: Pay Bill"
+		// (MpesaExpressSimulate, result codes). For Buy Goods, PartyB is the till number.
+		result = "2028"
+	case amount > stkMaxAmount:
 		result = ResultAboveMaximum
 	}
 	seq := s.nextSeq()
