@@ -50,8 +50,8 @@
 // Money: amounts in the fake's types are int64 whole shillings (requests) or int64 cents
 // (balances), never float64. Requests are decoded key by key with exact (case-sensitive) key
 // names; numbers are taken from their JSON text, so "1", 1, "1.5" and 1.5 are told apart and a
-// decimal Amount is rejected ("Bad Request - Invalid Amount"), as Daraja does for whole-shilling
-// amounts.
+// decimal Amount is rejected ("Bad Request - Invalid Amount"): "Only whole numbers are
+// supported". The fake is strict: 10.00 is rejected too.
 //
 // Time: every timestamp and token expiry, and when an STK customer answers (STKScript.RespondAfter),
 // are read from Options.Clock, lazily on each request; there are no background timers for them.
