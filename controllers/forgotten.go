@@ -32,6 +32,9 @@ const (
 type attemptRecall struct {
 	recorder  events.EventRecorder
 	operation string // push or disbursement
+	// announce defers the event and the metric until the status write that raises the condition
+	// sticks (statusPatch.OnWrite).
+	announce func(func())
 }
 
 // forgot raises the condition on obj (whose conditions and generation are given).
@@ -42,8 +45,10 @@ func (r attemptRecall) forgot(obj runtime.Object, env paygatev1.Environment, con
 	msg := "The provider accepted " + r.operation + " " + reference + " and now knows nothing of it; check with the provider"
 	meta.SetStatusCondition(conditions, metav1.Condition{Type: paygatev1.ConditionProviderForgotAttempt, Status: metav1.ConditionTrue,
 		Reason: ReasonProviderForgotAttempt, Message: msg, ObservedGeneration: generation})
-	r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, ReasonProviderForgotAttempt, "AskProvider", "%s", msg)
-	metrics.ForgottenAttempts.WithLabelValues(r.operation, string(env)).Inc()
+	r.announce(func() {
+		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, ReasonProviderForgotAttempt, "AskProvider", "%s", msg)
+		metrics.ForgottenAttempts.WithLabelValues(r.operation, string(env)).Inc()
+	})
 }
 
 // knows clears the condition once the provider answers about the attempt again.

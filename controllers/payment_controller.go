@@ -13,7 +13,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -25,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/attempt"
 	"github.com/paygate/paygate/internal/eligibility"
 	webhookevents "github.com/paygate/paygate/internal/events"
 	"github.com/paygate/paygate/internal/failpoint"
@@ -47,6 +47,9 @@ const (
 	ReasonFeeNotComputed      = "FeeNotComputed"
 	ReasonNotSettled          = "NotSettled"
 	ReasonSettledAfterFailure = "SettledAfterFailure"
+	// ReasonAttemptWatchEnded: an attempt watched after its object ended got no final answer
+	// within the watch window.
+	ReasonAttemptWatchEnded = "AttemptWatchEnded"
 )
 
 // Providers resolves which provider carries a payment's money.
@@ -74,9 +77,9 @@ type PaymentReconciler struct {
 	PollInterval time.Duration
 	// CallbackURL is where the upstream provider posts results (the apiserver's internal route).
 	CallbackURL string
-
-	// accepted holds the pushes the provider accepted whose Pending phase is not written yet.
-	accepted acceptedPushes
+	// AttemptWatch is how long an attempt whose payment ended without the provider's final answer
+	// is still asked about (default attempt.DefaultWatch; --attempt-watch).
+	AttemptWatch time.Duration
 }
 
 type paymentScope struct {
@@ -84,6 +87,8 @@ type paymentScope struct {
 	// patch holds what the API server has: the start of the pass, then the write-ahead record.
 	patch *statusPatch[*paygatev1.Payment]
 	now   time.Time
+	// gateway is the gateway a new attempt goes through.
+	gateway *paygatev1.Gateway
 }
 
 func paymentStatus(p *paygatev1.Payment) any { return &p.Status }
@@ -96,32 +101,24 @@ func paymentStatus(p *paygatev1.Payment) any { return &p.Status }
 func (r *PaymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
 	p := &paygatev1.Payment{}
 	if err := r.Get(ctx, req.NamespacedName, p); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.accepted.forgetPayment(req.Namespace, req.Name)
-		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	patch := newStatusPatch(r.Client, p, paymentStatus)
+	s := &paymentScope{payment: p, patch: newStatusPatch(r.Client, p, paymentStatus), now: r.Clock.Now()}
 	if p.Terminal() {
 		// Terminal states never change. The event is emitted from the stored terminal state, so a
 		// pass whose status write lost a race can never announce an outcome that did not stick.
-		r.accepted.forget(p.LatestAttempt())
 		if err := r.emitEvent(ctx, p, r.APIReader); err != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, r.checkLateSettlement(ctx, patch, p)
+		return r.watchAttempt(ctx, s)
 	}
-	s := &paymentScope{payment: p, patch: patch, now: r.Clock.Now()}
 	defer func() {
 		summarizePayment(p, retErr)
 		// The optimistic lock turns a pass that read a stale cache into a conflict and a retry,
 		// never into a lost attempt.
-		if err := patch.Patch(ctx, p); err != nil {
+		if err := s.patch.Patch(ctx, p); err != nil {
 			retErr = errors.Join(retErr, client.IgnoreNotFound(fmt.Errorf("patching payment status: %w", err)))
 			return
-		}
-		if a := p.LatestAttempt(); a != nil && a.Phase != paygatev1.AttemptInitiating {
-			r.accepted.forget(a) // what the memory held is stored now
 		}
 		if p.Terminal() {
 			// This pass stored the outcome (the write above succeeded under the optimistic lock,
@@ -130,12 +127,7 @@ func (r *PaymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 			retErr = errors.Join(retErr, r.emitEvent(ctx, p, nil))
 		}
 	}()
-	return runSteps(ctx, s,
-		// A provider that cannot be asked does not keep a payment from expiring: expiry needs no
-		// answer from it (an attempt of unknown outcome holds the payment open by itself).
-		independent(r.resolveAttempt, r.expire),
-		r.startPush,
-	)
+	return runSteps(ctx, s, r.driveAttempt)
 }
 
 // summarizePayment sets the payment's Ready condition and observedGeneration from what the pass
@@ -166,160 +158,218 @@ func summarizePayment(p *paygatev1.Payment, reconcileErr error) {
 	}
 }
 
-// resolveAttempt asks the provider about the newest attempt while it may still move money.
-func (r *PaymentReconciler) resolveAttempt(ctx context.Context, s *paymentScope) (ctrl.Result, error) {
+// driveAttempt runs the attempt engine (internal/attempt) on the payment's newest attempt: it
+// starts the attempt a new push request asks for (written ahead), asks the provider about one in
+// flight, sends again only where the engine allows it, and ends the payment at its deadline
+// (docs/payments.md, The attempt protocol).
+func (r *PaymentReconciler) driveAttempt(ctx context.Context, s *paymentScope) (ctrl.Result, error) {
 	p := s.payment
 	a := p.LatestAttempt()
-	if !a.InFlight() {
-		return ctrl.Result{}, nil
-	}
-	prov, err := r.providerFor(ctx, p, a.Gateway)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if res, ok := r.accepted.lookup(a); ok {
-		// This process saw the provider accept the push: the attempt is Pending, though its
-		// record still says Initiating (startPush left that write to this pass).
-		r.applyResult(s, a, res)
-	}
-	res, err := prov.PushStatus(ctx, r.pushRequest(p, a))
+	in := attempt.Input{Now: s.now, Deadline: p.Spec.ExpiresAt.Time, Poll: r.pollInterval(), Watch: r.AttemptWatch}
+	var (
+		gw      *paygatev1.Gateway
+		provErr error
+		calls   = r.attemptCalls(s)
+	)
 	switch {
-	case errors.Is(err, provider.ErrNotFound) && a.Phase == paygatev1.AttemptInitiating:
-		// The push was recorded but never reached the provider (a crash or a lost request):
-		// pushing now, with the same reference, is the first push it will see. Only on the record
-		// as the API server holds it: a cache that has not caught up with "Pending" would
-		// otherwise push again what a provider accepted and then forgot.
-		if stale, serr := staleRead(ctx, r.APIReader, p); serr != nil || stale {
-			return ctrl.Result{RequeueAfter: conflictRetry}, serr
+	case a.InFlight():
+		in.Record = pushRecord(a)
+		calls.prov, provErr = r.providerFor(ctx, p, a.Gateway)
+	case p.PushUnanswered() && len(p.Status.Attempts) < paygatev1.MaxPushAttempts:
+		in.Start = true
+		if !p.Expired(s.now) {
+			var err error
+			if gw, err = r.chooseGateway(ctx, r.Client, p, p.Spec.PushRequest.Gateway); gw == nil && err == nil && r.APIReader != nil {
+				gw, err = r.chooseGateway(ctx, r.APIReader, p, p.Spec.PushRequest.Gateway)
+			}
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			if gw == nil {
+				r.fail(s, paygatev1.FailurePaymentDeclined, "no eligible gateway is in service any more")
+				return ctrl.Result{}, nil
+			}
+			calls.prov, provErr = r.providerFor(ctx, p, gw.Code())
+			s.gateway = gw
 		}
-		res, err = prov.Push(ctx, r.pushRequest(p, a))
-	case errors.Is(err, provider.ErrNotFound):
-		// Accepted, then forgotten: flag it and keep polling; expiry still ends the payment.
-		pushRecall(r.Recorder).forgot(p, p.Spec.Environment, &p.Status.Conditions, p.Generation, a.Reference)
-		return ctrl.Result{RequeueAfter: r.pollInterval()}, nil
 	}
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("asking the provider about attempt %s: %w", a.Reference, asProviderError(err))
-	}
-	pushRecall(r.Recorder).knows(&p.Status.Conditions, p.Generation)
-	r.applyResult(s, a, res)
-	return r.pollIfInFlight(p), nil
-}
-
-func pushRecall(rec events.EventRecorder) attemptRecall {
-	return attemptRecall{recorder: rec, operation: "push"}
-}
-
-// startPush answers a new push request: it records the attempt (written ahead), then pushes.
-func (r *PaymentReconciler) startPush(ctx context.Context, s *paymentScope) (ctrl.Result, error) {
-	p := s.payment
-	pr := p.Spec.PushRequest
-	if p.Terminal() || !p.PushUnanswered() || p.LatestAttempt().InFlight() ||
-		p.Expired(s.now) || len(p.Status.Attempts) >= 20 {
-		return ctrl.Result{}, nil
-	}
-	gw, err := r.chooseGateway(ctx, r.Client, p, pr.Gateway)
-	if gw == nil && err == nil && r.APIReader != nil {
-		gw, err = r.chooseGateway(ctx, r.APIReader, p, pr.Gateway)
-	}
+	st, err := runAttempt(ctx, in, calls)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if gw == nil {
-		r.fail(s, paygatev1.FailurePaymentDeclined, "no eligible gateway is in service any more")
-		return ctrl.Result{}, nil
-	}
-	attempt := paygatev1.PushAttempt{
-		Sequence:  pr.Sequence,
-		Reference: fmt.Sprintf("%s.%s.%d", p.Namespace, p.Name, pr.Sequence),
-		Gateway:   gw.Code(),
-		Phase:     paygatev1.AttemptInitiating,
-		Fees:      gw.Spec.Fees,
-		StartedAt: *ptrTime(s.now),
-	}
-	// Write ahead: the attempt is stored, under the optimistic lock, before the provider hears of
-	// it. A pass that read a stale payment conflicts here and never pushes. The record carries the
-	// summary the pass ends with when the provider accepts the push (Ready: AwaitingCustomer), so
-	// that an accepted push needs no second write.
-	p.Status.Phase = paygatev1.PaymentPending
-	p.Status.Gateway = gw.Code()
-	p.Status.Attempts = append(p.Status.Attempts, attempt)
-	summarizePayment(p, nil)
-	if err := s.patch.Patch(ctx, p); err != nil {
-		return ctrl.Result{}, fmt.Errorf("recording push attempt %s: %w", attempt.Reference, err)
-	}
-	failpoint.Hit(failpoint.PaymentAttemptRecorded)
-	prov, err := r.providerFor(ctx, p, gw.Code())
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	a := p.LatestAttempt()
-	res, err := prov.Push(ctx, r.pushRequest(p, a))
-	failpoint.Hit(failpoint.PaymentProviderAnswered)
-	if err != nil {
+	r.applyDecision(s, st)
+	if st.sendErr != nil {
 		// Unknown outcome: the attempt stays Initiating and the next pass asks the provider.
-		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPushFailed, "Push", "Push %s through %s: outcome unknown, will ask the provider: %v", a.Reference, gw.Name, err)
-		return ctrl.Result{RequeueAfter: r.pollInterval()}, nil
+		ref := p.LatestAttempt().Reference
+		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPushFailed, "Push", "Push %s", describeSendError(ref, st.sendErr))
 	}
-	// A push the provider accepted is routine: no Event is written for it (docs/payments.md,
-	// Events), and its Pending phase waits for the next write, which the first status query makes
-	// (with the outcome, when the customer was quick): the write-ahead record already says what
-	// the payment waits for. Should this process stop first, the next one finds the attempt
-	// Initiating and asks the provider, as after any push whose answer was lost.
-	if res.Status == provider.StatusPending && r.accepted.remember(a, res) {
-		return ctrl.Result{RequeueAfter: r.pollInterval()}, nil
+	res := ctrl.Result{RequeueAfter: st.decision.RetryAfter}
+	if !p.Terminal() && !p.LatestAttempt().InFlight() {
+		res.RequeueAfter = p.TimeLeft(s.now) // the deadline, which ends the payment
 	}
-	r.applyResult(s, a, res)
-	return r.pollIfInFlight(p), nil
+	if p.Terminal() {
+		return res, nil
+	}
+	if st.providerErr != nil {
+		provErr = errors.Join(provErr, asProviderError(fmt.Errorf("asking the provider about payment %s: %w", p.Name, st.providerErr)))
+	}
+	if provErr != nil {
+		return res, provErr
+	}
+	return res, nil
 }
 
-// expire fails a pending payment that has expired (Payment.Expired, which hosted checkout asks
-// too). An attempt of unknown outcome holds it open: money may have moved, so only a status
-// answer may end it.
-func (r *PaymentReconciler) expire(_ context.Context, s *paymentScope) (ctrl.Result, error) {
+// attemptCalls are the payment's provider calls and its write-ahead, for the engine's shell.
+func (r *PaymentReconciler) attemptCalls(s *paymentScope) attemptCalls {
 	p := s.payment
-	if p.Terminal() {
+	return attemptCalls{
+		send: func(ctx context.Context, prov provider.Provider) (provider.Result, error) {
+			return prov.Push(ctx, r.pushRequest(p, p.LatestAttempt()))
+		},
+		query: func(ctx context.Context, prov provider.Provider) (provider.Result, error) {
+			return prov.PushStatus(ctx, r.pushRequest(p, p.LatestAttempt()))
+		},
+		writeAhead: func(ctx context.Context, rec attempt.Record) error {
+			a := p.LatestAttempt()
+			if !a.InFlight() {
+				// A new attempt. Its record carries the summary the pass ends with when the
+				// provider accepts the push (Ready: AwaitingCustomer).
+				gw := s.gateway
+				pr := p.Spec.PushRequest
+				p.Status.Phase = paygatev1.PaymentPending
+				p.Status.Gateway = gw.Code()
+				p.Status.Attempts = append(p.Status.Attempts, paygatev1.PushAttempt{
+					Sequence: pr.Sequence, Reference: fmt.Sprintf("%s.%s.%d", p.Namespace, p.Name, pr.Sequence),
+					Gateway: gw.Code(), Phase: paygatev1.AttemptInitiating, Fees: gw.Spec.Fees, StartedAt: *ptrTime(rec.StartedAt),
+				})
+				a = p.LatestAttempt()
+				summarizePayment(p, nil)
+			}
+			storeRecord(rec, s.now, &a.Phase, &a.Code, &a.Sends, &a.LastSentAt, &a.WatchUntil, &a.FinishedAt)
+			if err := s.patch.Patch(ctx, p); err != nil {
+				return fmt.Errorf("recording push attempt %s: %w", a.Reference, err)
+			}
+			return nil
+		},
+		sent:     func() { failpoint.Hit(failpoint.PaymentAttemptRecorded) },
+		answered: func() { failpoint.Hit(failpoint.PaymentProviderAnswered) },
+	}
+}
+
+// pushRecord is the engine's view of a push attempt.
+func pushRecord(a *paygatev1.PushAttempt) attempt.Record {
+	return recordOf(a.Phase, a.Code, a.StartedAt, a.Sends, a.LastSentAt, a.WatchUntil)
+}
+
+// applyDecision stores what the engine decided in the payment's status; what it announces waits
+// for the write (statusPatch.OnWrite).
+func (r *PaymentReconciler) applyDecision(s *paymentScope, st attemptStep) {
+	p, d := s.payment, st.decision
+	a := p.LatestAttempt()
+	if a != nil && d.Record.Phase != "" && (a.InFlight() || s.patch.Stored().LatestAttempt().InFlight()) {
+		storeRecord(d.Record, s.now, &a.Phase, &a.Code, &a.Sends, &a.LastSentAt, &a.WatchUntil, &a.FinishedAt)
+		if st.hasResult {
+			if st.result.ProviderReference != "" {
+				a.ProviderReference = st.result.ProviderReference
+			}
+			if st.result.Remark != "" {
+				p.Status.Remark = st.result.Remark
+			}
+		}
+	}
+	switch d.Recall {
+	case attempt.RecallForgot:
+		pushRecall(r.Recorder, s.patch).forgot(p, p.Spec.Environment, &p.Status.Conditions, p.Generation, a.Reference)
+	case attempt.RecallKnows:
+		pushRecall(r.Recorder, s.patch).knows(&p.Status.Conditions, p.Generation)
+	}
+	switch d.Outcome {
+	case attempt.OutcomeSucceeded:
+		r.succeed(s, a)
+	case attempt.OutcomeFailed:
+		r.fail(s, paygatev1.FailureCode(d.Code), "the provider reported "+d.Code)
+	case attempt.OutcomeExpired:
+		r.fail(s, paygatev1.FailureExpiredSession, "the checkout session expired")
+		if a.InFlight() && d.Record.Watched(s.now) {
+			env := string(p.Spec.Environment)
+			s.patch.OnWrite(func() { metrics.AttemptWatches.WithLabelValues("push", env, "started").Inc() })
+		}
+	}
+}
+
+func pushRecall(rec events.EventRecorder, patch interface{ OnWrite(func()) }) attemptRecall {
+	return attemptRecall{recorder: rec, operation: "push", announce: patch.OnWrite}
+}
+
+// watchAttempt keeps asking the provider about the last attempt of a payment that ended without
+// the provider's final answer (status.attempts[].watchUntil), and about any attempt a provider
+// callback claims settled after the payment failed. The phase stays as it is (terminal phases
+// never change); a late settlement gets the condition LateSettlement=True (SettledAfterFailure),
+// a Warning event and paygate_late_settlements_total, so that operators refund or reconcile the
+// money.
+func (r *PaymentReconciler) watchAttempt(ctx context.Context, s *paymentScope) (ctrl.Result, error) {
+	p := s.payment
+	a := p.LatestAttempt()
+	if a == nil {
 		return ctrl.Result{}, nil
 	}
-	if !p.Expired(s.now) {
-		if left := p.TimeLeft(s.now); left > 0 {
-			return ctrl.Result{RequeueAfter: left}, nil
+	hint := p.Annotations[paygatev1.AnnotationProviderCallback]
+	if c := meta.FindStatusCondition(p.Status.Conditions, paygatev1.ConditionLateSettlement); hint != "" && c != nil && strings.Contains(c.Message, hint) {
+		hint = "" // this callback was checked already
+	}
+	ended := attempt.EndedFailed
+	if p.Status.Phase == paygatev1.PaymentSuccess {
+		ended = attempt.EndedSucceeded
+	}
+	in := attempt.Input{Record: pushRecord(a), Ended: ended, Now: s.now, Hint: hint != "", Poll: r.pollInterval(), Watch: r.AttemptWatch}
+	if d := attempt.Decide(in); d.Action == attempt.ActionNone && d.Outcome == attempt.OutcomeNone {
+		return ctrl.Result{RequeueAfter: d.RetryAfter}, nil
+	}
+	calls := r.attemptCalls(s)
+	calls.writeAhead = func(context.Context, attempt.Record) error { return errors.New("an ended payment sends nothing") }
+	calls.prov, _ = r.providerFor(ctx, p, a.Gateway)
+	st, err := runAttempt(ctx, in, calls)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	d := st.decision
+	storeRecord(d.Record, s.now, &a.Phase, &a.Code, &a.Sends, &a.LastSentAt, &a.WatchUntil, &a.FinishedAt)
+	env := string(p.Spec.Environment)
+	switch d.Outcome {
+	case attempt.OutcomeLateSuccess:
+		msg := fmt.Sprintf("The provider settled attempt %s after the payment failed with %s: refund or reconcile it", a.Reference, p.Status.Reason)
+		if hint != "" {
+			msg += " (callback " + hint + ")"
 		}
-		return ctrl.Result{RequeueAfter: r.pollInterval()}, nil // held open: ask the provider again
-	}
-	if a := p.LatestAttempt(); a.InFlight() {
-		a.Phase, a.Code, a.FinishedAt = paygatev1.AttemptFailed, string(paygatev1.FailureExpiredSession), ptrTime(s.now)
-	}
-	r.fail(s, paygatev1.FailureExpiredSession, "the checkout session expired")
-	return ctrl.Result{}, nil
-}
-
-// applyResult records what the provider said about attempt a and settles the payment when the
-// attempt is final.
-func (r *PaymentReconciler) applyResult(s *paymentScope, a *paygatev1.PushAttempt, res provider.Result) {
-	p := s.payment
-	if res.ProviderReference != "" {
-		a.ProviderReference = res.ProviderReference
-	}
-	if res.Remark != "" {
-		p.Status.Remark = res.Remark
-	}
-	switch res.Status {
-	case provider.StatusPending:
-		a.Phase = paygatev1.AttemptPending
-	case provider.StatusAmbiguous:
-		a.Phase = paygatev1.AttemptAmbiguous
-	case provider.StatusSuccess:
-		a.Phase, a.FinishedAt = paygatev1.AttemptSucceeded, ptrTime(s.now)
-		r.succeed(s, a)
-	case provider.StatusFailed:
-		code := res.Code
-		if code == "" {
-			code = paygatev1.FailurePaymentDeclined
+		meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: paygatev1.ConditionLateSettlement, Status: metav1.ConditionTrue,
+			Reason: ReasonSettledAfterFailure, Message: msg, ObservedGeneration: p.Generation})
+		s.patch.OnWrite(func() {
+			r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonSettledAfterFailure, "CheckLateSettlement", "%s", msg)
+			metrics.LateSettlements.WithLabelValues(env).Inc()
+			metrics.AttemptWatches.WithLabelValues("push", env, "settled_late").Inc()
+		})
+	case attempt.OutcomeWatchEnded:
+		msg := fmt.Sprintf("The provider gave no final answer about attempt %s within the watch window; check with the provider", a.Reference)
+		s.patch.OnWrite(func() {
+			r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonAttemptWatchEnded, "Watch", "%s", msg)
+			metrics.AttemptWatches.WithLabelValues("push", env, "window_closed").Inc()
+		})
+	default:
+		if d.Record.Final() && in.Record.Watched(s.now) {
+			s.patch.OnWrite(func() { metrics.AttemptWatches.WithLabelValues("push", env, "answered").Inc() })
 		}
-		a.Phase, a.Code, a.FinishedAt = paygatev1.AttemptFailed, string(code), ptrTime(s.now)
-		r.fail(s, code, "the provider reported "+string(code))
+		if hint != "" && st.asked {
+			meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: paygatev1.ConditionLateSettlement, Status: metav1.ConditionFalse,
+				Reason: ReasonNotSettled, Message: "The provider does not report this attempt settled (callback " + hint + ")", ObservedGeneration: p.Generation})
+		}
 	}
+	if err := s.patch.Patch(ctx, p); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(fmt.Errorf("recording what the provider says of watched attempt %s: %w", a.Reference, err))
+	}
+	if hint != "" && st.providerErr != nil {
+		return ctrl.Result{}, asProviderError(fmt.Errorf("asking the provider about attempt %s after a late callback: %w", a.Reference, st.providerErr))
+	}
+	return ctrl.Result{RequeueAfter: d.RetryAfter}, nil
 }
 
 // succeed settles the payment: fee from the attempt's fee schedule, half-up to the currency's
@@ -428,13 +478,6 @@ func (r *PaymentReconciler) providerFor(ctx context.Context, p *paygatev1.Paymen
 	return prov, nil
 }
 
-func (r *PaymentReconciler) pollIfInFlight(p *paygatev1.Payment) ctrl.Result {
-	if p.LatestAttempt().InFlight() && !p.Terminal() {
-		return ctrl.Result{RequeueAfter: r.pollInterval()}
-	}
-	return ctrl.Result{}
-}
-
 func (r *PaymentReconciler) pollInterval() time.Duration {
 	if r.PollInterval > 0 {
 		return r.PollInterval
@@ -444,42 +487,6 @@ func (r *PaymentReconciler) pollInterval() time.Duration {
 
 // ptrTime is t as a payment records it: to the microsecond (docs/payments.md, Timestamps).
 func ptrTime(t time.Time) *metav1.MicroTime { mt := metav1.NewMicroTime(t); return &mt }
-
-// checkLateSettlement asks the provider about a failed payment's last attempt when a callback
-// claims success after the fact (most often: the customer approved after the session expired).
-// The phase stays failed, as terminal phases do; the condition, an event and the metric
-// paygate_late_settlements_total tell operators to refund or reconcile the money.
-func (r *PaymentReconciler) checkLateSettlement(ctx context.Context, patch *statusPatch[*paygatev1.Payment], p *paygatev1.Payment) error {
-	hint := p.Annotations[paygatev1.AnnotationProviderCallback]
-	a := p.LatestAttempt()
-	if p.Status.Phase != paygatev1.PaymentFailed || hint == "" || a == nil {
-		return nil
-	}
-	if c := meta.FindStatusCondition(p.Status.Conditions, paygatev1.ConditionLateSettlement); c != nil && strings.Contains(c.Message, hint) {
-		return nil // this callback was checked already
-	}
-	prov, err := r.providerFor(ctx, p, a.Gateway)
-	if err != nil {
-		return err
-	}
-	res, err := prov.PushStatus(ctx, r.pushRequest(p, a))
-	if err != nil && !errors.Is(err, provider.ErrNotFound) {
-		return fmt.Errorf("asking the provider about attempt %s after a late callback: %w", a.Reference, asProviderError(err))
-	}
-	cond := metav1.Condition{Type: paygatev1.ConditionLateSettlement, Status: metav1.ConditionFalse, Reason: ReasonNotSettled,
-		Message: "The provider does not report this attempt settled (callback " + hint + ")", ObservedGeneration: p.Generation}
-	if err == nil && res.Status == provider.StatusSuccess {
-		cond.Status, cond.Reason = metav1.ConditionTrue, ReasonSettledAfterFailure
-		cond.Message = fmt.Sprintf("The provider settled attempt %s after the payment failed with %s: refund or reconcile it (callback %s)", a.Reference, p.Status.Reason, hint)
-		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonSettledAfterFailure, "CheckLateSettlement", "%s", cond.Message)
-		metrics.LateSettlements.WithLabelValues(string(p.Spec.Environment)).Inc()
-	}
-	meta.SetStatusCondition(&p.Status.Conditions, cond)
-	if err := patch.Patch(ctx, p); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("recording a late settlement check: %w", err))
-	}
-	return nil
-}
 
 // emitEvent creates the payment's webhook event, once: its name derives from the payment's UID
 // and the event type (an event an earlier version created keeps its own name). live, when not nil,

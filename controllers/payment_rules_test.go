@@ -126,7 +126,7 @@ func TestExpiry(t *testing.T) {
 		{"a second left: pending, back in a second", rulesPayment(noPush, expiresIn(time.Second)), "", time.Second},
 		{"at expiresAt exactly: expired", rulesPayment(noPush, expiresIn(0)), string(paygatev1.FailureExpiredSession), 0},
 		{"a push asked for at expiresAt is not sent: expired", rulesPayment(expiresIn(0)), string(paygatev1.FailureExpiredSession), 0},
-		{"an attempt the provider is unsure of holds it open", rulesPayment(noPush, expiresIn(-time.Minute), attempt(paygatev1.AttemptAmbiguous)), "", 0},
+		{"an attempt the provider is unsure of ends at the deadline too (and is watched)", rulesPayment(noPush, expiresIn(-time.Minute), attempt(paygatev1.AttemptAmbiguous)), string(paygatev1.FailureExpiredSession), 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r, c := rulesReconciler(tt.p, rulesGateway())
@@ -156,6 +156,10 @@ func (stuckProviders) For(context.Context, *paygatev1.Gateway, paygatev1.Environ
 }
 
 type stuckProvider struct{ provider.Provider }
+
+func (stuckProvider) Capabilities() provider.Capabilities {
+	return provider.Capabilities{Deduplicates: true}
+}
 
 func (stuckProvider) PushStatus(context.Context, provider.PushRequest) (provider.Result, error) {
 	return provider.Result{Status: provider.StatusAmbiguous}, nil

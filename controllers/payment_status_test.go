@@ -39,6 +39,10 @@ func (s stubProvider) answer() (provider.Result, error) {
 	return s.res, nil
 }
 
+func (s stubProvider) Capabilities() provider.Capabilities {
+	return provider.Capabilities{Deduplicates: true}
+}
+
 func (s stubProvider) Push(context.Context, provider.PushRequest) (provider.Result, error) {
 	return s.answer()
 }

@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/attempt"
 	webhookevents "github.com/paygate/paygate/internal/events"
 	"github.com/paygate/paygate/internal/failpoint"
 	"github.com/paygate/paygate/internal/metrics"
@@ -37,6 +40,11 @@ const (
 	ReasonPayoutAmbiguous     = "PayoutAmbiguous"
 	ReasonPayoutResolved      = "PayoutResolved"
 	ReasonAnsweredInTime      = "AnsweredInTime"
+	// ReasonFailedAfterSuccess: the provider failed a disbursement after an operator resolved its
+	// payout as paid.
+	ReasonFailedAfterSuccess = "FailedAfterSuccess"
+	// ReasonSentAgain: AmbiguousTooLong turned False because the disbursement was sent again.
+	ReasonSentAgain = "SentAgain"
 )
 
 // DefaultPayoutAmbiguousAfter is how long a disbursement may stay ambiguous or in progress
@@ -62,6 +70,9 @@ type PayoutReconciler struct {
 	AmbiguousAfter time.Duration
 	// CallbackURL is where the upstream provider posts results.
 	CallbackURL string
+	// AttemptWatch is how long a disbursement an operator resolved without the provider's final
+	// answer is still asked about (default attempt.DefaultWatch; --attempt-watch).
+	AttemptWatch time.Duration
 }
 
 type payoutScope struct {
@@ -70,6 +81,8 @@ type payoutScope struct {
 	now    time.Time
 	// resolvedByOperator: this pass ended the payout as the resolve annotation says.
 	resolvedByOperator bool
+	// sent: this pass wrote a disbursement ahead and sent it.
+	sent bool
 }
 
 func payoutStatus(p *paygatev1.Payout) any { return &p.Status }
@@ -92,7 +105,10 @@ func (r *PayoutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 		if err := patch.Patch(ctx, p); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(fmt.Errorf("patching payout status: %w", err))
 		}
-		return ctrl.Result{}, r.emitEvent(ctx, p)
+		if err := r.emitEvent(ctx, p); err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.watchAttempt(ctx, &payoutScope{payout: p, patch: patch, now: r.Clock.Now()})
 	}
 	patch := newStatusPatch(r.Client, p, payoutStatus)
 	s := &payoutScope{payout: p, patch: patch, now: r.Clock.Now()}
@@ -105,12 +121,9 @@ func (r *PayoutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 			retErr = errors.Join(retErr, client.IgnoreNotFound(fmt.Errorf("patching payout status: %w", err)))
 		}
 	}()
-	return runSteps(ctx, s,
-		// An operator's resolution applies, and an unresolved disbursement is flagged to them,
-		// even when the provider cannot be asked: that is when operators step in.
-		independent(r.resolveAttempt, r.applyResolution, r.watchAmbiguity),
-		r.disburse,
-	)
+	// An operator's resolution applies, and an unresolved disbursement is flagged to them, even
+	// when the provider cannot be asked: that is when operators step in.
+	return runSteps(ctx, s, independent(r.driveAttempt, r.watchAmbiguity))
 }
 
 // summarizePayout sets the Ready condition and observedGeneration from what the pass did.
@@ -138,123 +151,254 @@ func summarizePayout(p *paygatev1.Payout, reconcileErr error) {
 	}
 }
 
-// resolveAttempt asks the provider about the disbursement while it may still move money.
-func (r *PayoutReconciler) resolveAttempt(ctx context.Context, s *payoutScope) (ctrl.Result, error) {
+// driveAttempt runs the attempt engine (internal/attempt) on the payout's disbursement: it checks
+// the gates of a reserved payout and disburses (written ahead), asks the provider about a
+// disbursement in flight, and applies an operator's verdict (annotation paygate.dev/resolve-payout)
+// on the send it names, never in a pass that sends (docs/payouts.md).
+func (r *PayoutReconciler) driveAttempt(ctx context.Context, s *payoutScope) (ctrl.Result, error) {
 	p := s.payout
 	a := p.Status.Attempt
-	if p.Terminal() || a == nil || !attemptInFlight(a.Phase) {
+	in := attempt.Input{Now: s.now, Poll: r.pollInterval(), Watch: r.AttemptWatch,
+		OperatorAsked: meta.IsStatusConditionTrue(p.Status.Conditions, paygatev1.ConditionAmbiguousTooLong)}
+	if raw := p.Annotations[paygatev1.AnnotationResolvePayout]; raw != "" {
+		v, ok := ParsePayoutVerdict(raw)
+		if !ok {
+			if a != nil && attemptInFlight(a.Phase) {
+				r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPayoutAmbiguous, "Resolve",
+					"Ignoring %s=%q: use success or failed, followed by /<send> once the disbursement was sent more than once", paygatev1.AnnotationResolvePayout, raw)
+			}
+		} else {
+			in.Verdict = &v
+		}
+	}
+	var provErr error
+	calls := r.attemptCalls(s)
+	switch {
+	case p.Terminal():
+		return ctrl.Result{}, nil
+	case a != nil && attemptInFlight(a.Phase):
+		in.Record = disbursementRecord(a)
+		calls.prov, provErr = r.providerFor(ctx, p)
+	case a == nil && p.Status.ReservedAt != nil:
+		if ok, err := r.gatesPass(ctx, s); !ok || err != nil {
+			return ctrl.Result{}, err
+		}
+		in.Start = true
+		calls.prov, provErr = r.providerFor(ctx, p)
+	default:
 		return ctrl.Result{}, nil
 	}
-	prov, err := r.providerFor(ctx, p)
+	st, err := runAttempt(ctx, in, calls)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	res, err := prov.DisbursementStatus(ctx, r.disbursementRequest(p))
-	recall := attemptRecall{recorder: r.Recorder, operation: "disbursement"}
-	switch {
-	case errors.Is(err, provider.ErrNotFound) && a.Phase == paygatev1.AttemptInitiating:
-		// Recorded but never received (a crash or a lost request): disbursing now, with the same
-		// reference, is the first disbursement the provider sees. Only on the record as the API
-		// server holds it: a cache that has not caught up with "Pending" would otherwise disburse
-		// again what a provider accepted and then forgot.
-		if stale, serr := staleRead(ctx, r.APIReader, p); serr != nil || stale {
-			return ctrl.Result{RequeueAfter: conflictRetry}, serr
-		}
-		res, err = prov.Disburse(ctx, r.disbursementRequest(p))
-	case errors.Is(err, provider.ErrNotFound):
-		// Accepted, then forgotten: flag it and keep asking; AmbiguousTooLong brings an operator.
-		recall.forgot(p, p.Spec.Environment, &p.Status.Conditions, p.Generation, a.Reference)
-		return ctrl.Result{RequeueAfter: r.pollInterval()}, nil
+	r.applyDecision(s, st)
+	if st.providerErr != nil {
+		provErr = errors.Join(provErr, asProviderError(fmt.Errorf("asking the provider about disbursement %s: %w", p.Status.Attempt.Reference, st.providerErr)))
 	}
-	if err != nil {
-		return ctrl.Result{}, asProviderError(fmt.Errorf("asking the provider about disbursement %s: %w", a.Reference, err))
-	}
-	recall.knows(&p.Status.Conditions, p.Generation)
-	r.applyResult(s, res)
-	return r.pollIfInFlight(p), nil
-}
-
-// disburse answers a reserved payout: it checks the gates again, records the attempt (written
-// ahead), then disburses.
-func (r *PayoutReconciler) disburse(ctx context.Context, s *payoutScope) (ctrl.Result, error) {
-	p := s.payout
-	if p.Terminal() || p.Status.Attempt != nil || p.Status.ReservedAt == nil {
+	if p.Terminal() {
 		return ctrl.Result{}, nil
 	}
+	return ctrl.Result{RequeueAfter: st.decision.RetryAfter}, provErr
+}
+
+// ParsePayoutVerdict reads the resolve annotation: success or failed, optionally followed by
+// /<send> naming the send it resolves (required once the disbursement was sent more than once).
+func ParsePayoutVerdict(raw string) (attempt.Verdict, bool) {
+	outcome, send, hasSend := strings.Cut(strings.TrimSpace(raw), "/")
+	var v attempt.Verdict
+	switch outcome {
+	case "success":
+		v.Succeeded = true
+	case "failed":
+	default:
+		return v, false
+	}
+	if hasSend {
+		n, err := strconv.ParseInt(send, 10, 32)
+		if err != nil || n < 1 {
+			return v, false
+		}
+		v.Send = int32(n)
+	}
+	return v, true
+}
+
+// gatesPass checks the gates of a reserved payout again before its disbursement, failing it when
+// one no longer holds.
+func (r *PayoutReconciler) gatesPass(ctx context.Context, s *payoutScope) (bool, error) {
+	p := s.payout
 	m := &paygatev1.Merchant{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: p.Spec.MerchantRef.Name}, m); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, fmt.Errorf("reading the merchant of payout %s: %w", p.Name, err)
+			return false, fmt.Errorf("reading the merchant of payout %s: %w", p.Name, err)
 		}
 		r.fail(s, string(paygatev1.PayoutRejected), "the merchant no longer exists")
-		return ctrl.Result{}, nil
+		return false, nil
 	}
 	if err := payouts.CheckGates(m); err != nil {
 		r.fail(s, string(paygatev1.PayoutRejected), err.Error())
-		return ctrl.Result{}, nil
+		return false, nil
 	}
 	if m.Spec.SettlementNumber != p.Spec.Destination {
 		r.fail(s, string(paygatev1.PayoutRejected), "the settlement number changed after the payout was requested")
+		return false, nil
+	}
+	return true, nil
+}
+
+// attemptCalls are the payout's provider calls and its write-ahead, for the engine's shell.
+func (r *PayoutReconciler) attemptCalls(s *payoutScope) attemptCalls {
+	p := s.payout
+	return attemptCalls{
+		send: func(ctx context.Context, prov provider.Provider) (provider.Result, error) {
+			return prov.Disburse(ctx, r.disbursementRequest(p))
+		},
+		query: func(ctx context.Context, prov provider.Provider) (provider.Result, error) {
+			return prov.DisbursementStatus(ctx, r.disbursementRequest(p))
+		},
+		writeAhead: func(ctx context.Context, rec attempt.Record) error {
+			if p.Status.Attempt == nil {
+				p.Status.Phase = paygatev1.PayoutProcessing
+				p.Status.Attempt = &paygatev1.DisbursementAttempt{Reference: p.DisbursementReference(), StartedAt: *ptrTime(rec.StartedAt)}
+			}
+			a := p.Status.Attempt
+			storeRecord(rec, s.now, &a.Phase, &a.Code, &a.Sends, &a.LastSentAt, &a.WatchUntil, &a.FinishedAt)
+			p.Status.UpdatedAt = ptrTime(s.now)
+			if err := s.patch.Patch(ctx, p); err != nil {
+				return fmt.Errorf("recording disbursement %s: %w", a.Reference, err)
+			}
+			s.sent = true
+			return nil
+		},
+		sent:     func() { failpoint.Hit(failpoint.PayoutAttemptRecorded) },
+		answered: func() { failpoint.Hit(failpoint.PayoutProviderAnswered) },
+	}
+}
+
+// disbursementRecord is the engine's view of a disbursement attempt.
+func disbursementRecord(a *paygatev1.DisbursementAttempt) attempt.Record {
+	return recordOf(a.Phase, a.Code, a.StartedAt, a.Sends, a.LastSentAt, a.WatchUntil)
+}
+
+// applyDecision stores what the engine decided in the payout's status; what it announces waits for
+// the write (statusPatch.OnWrite).
+func (r *PayoutReconciler) applyDecision(s *payoutScope, st attemptStep) {
+	p, d := s.payout, st.decision
+	a := p.Status.Attempt
+	if a == nil {
+		if d.Outcome != attempt.OutcomeNone {
+			r.fail(s, d.Code, "the disbursement was not sent")
+		}
+		return
+	}
+	storeRecord(d.Record, s.now, &a.Phase, &a.Code, &a.Sends, &a.LastSentAt, &a.WatchUntil, &a.FinishedAt)
+	if st.hasResult {
+		if st.result.ProviderReference != "" {
+			a.ProviderReference = st.result.ProviderReference
+		}
+		if st.result.Remark != "" {
+			p.Status.Remark = st.result.Remark
+		}
+	}
+	if (a.Phase == paygatev1.AttemptPending || a.Phase == paygatev1.AttemptAmbiguous) && a.AmbiguousSince == nil {
+		a.AmbiguousSince = ptrTime(s.now)
+	}
+	if st.sendErr != nil {
+		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonDisbursementUnknown, "Disburse", "Disbursement %s", describeSendError(a.Reference, st.sendErr))
+	} else if s.sent {
+		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, ReasonDisbursementStarted, "Disburse",
+			"Disbursing %s %s through %s", p.Spec.PayableAmount, p.Spec.Currency, p.Spec.Gateway)
+	}
+	recall := attemptRecall{recorder: r.Recorder, operation: "disbursement", announce: s.patch.OnWrite}
+	switch d.Recall {
+	case attempt.RecallForgot:
+		recall.forgot(p, p.Spec.Environment, &p.Status.Conditions, p.Generation, a.Reference)
+	case attempt.RecallKnows:
+		recall.knows(&p.Status.Conditions, p.Generation)
+	}
+	env := string(p.Spec.Environment)
+	switch d.Outcome {
+	case attempt.OutcomeSucceeded:
+		r.succeed(s)
+	case attempt.OutcomeFailed:
+		r.fail(s, d.Code, "the provider reported "+d.Code)
+	case attempt.OutcomeResolvedSuccess, attempt.OutcomeResolvedFailed:
+		verdict := "success"
+		if d.Outcome == attempt.OutcomeResolvedSuccess {
+			r.succeed(s)
+		} else {
+			verdict = "failed"
+			r.fail(s, string(paygatev1.PayoutResolvedFailed), "an operator resolved the disbursement as not paid")
+		}
+		s.resolvedByOperator = true
+		s.patch.OnWrite(func() {
+			r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, ReasonPayoutResolved, "Resolve", "An operator resolved the payout as %s", verdict)
+			metrics.AttemptWatches.WithLabelValues("disbursement", env, "started").Inc()
+		})
+	}
+}
+
+// watchAttempt keeps asking the provider about the disbursement of a payout an operator resolved
+// without the provider's final answer (status.attempt.watchUntil). A final answer that contradicts
+// the verdict raises LateSettlement (SettledAfterFailure: the money left although the reservation
+// was released; FailedAfterSuccess: the money never left although it counts as paid out), a
+// Warning event and the metric, for an operator to reconcile.
+func (r *PayoutReconciler) watchAttempt(ctx context.Context, s *payoutScope) (ctrl.Result, error) {
+	p := s.payout
+	a := p.Status.Attempt
+	if a == nil || a.WatchUntil == nil {
 		return ctrl.Result{}, nil
 	}
-	// Write ahead: the attempt is stored before the provider hears of it. A conflict here means
-	// another pass got there first; nothing was sent.
-	p.Status.Phase = paygatev1.PayoutProcessing
-	p.Status.Attempt = &paygatev1.DisbursementAttempt{
-		Reference: p.DisbursementReference(), Phase: paygatev1.AttemptInitiating, StartedAt: metav1.NewMicroTime(s.now),
+	ended := attempt.EndedFailed
+	if p.Status.Phase == paygatev1.PayoutSuccess {
+		ended = attempt.EndedSucceeded
 	}
-	p.Status.UpdatedAt = ptrTime(s.now)
-	if err := s.patch.Patch(ctx, p); err != nil {
-		return ctrl.Result{}, fmt.Errorf("recording disbursement %s: %w", p.Status.Attempt.Reference, err)
+	in := attempt.Input{Record: disbursementRecord(a), Ended: ended, Now: s.now, Poll: r.pollInterval(), Watch: r.AttemptWatch}
+	if d := attempt.Decide(in); d.Action == attempt.ActionNone && d.Outcome == attempt.OutcomeNone {
+		return ctrl.Result{RequeueAfter: d.RetryAfter}, nil
 	}
-	failpoint.Hit(failpoint.PayoutAttemptRecorded)
-	prov, err := r.providerFor(ctx, p)
+	calls := r.attemptCalls(s)
+	calls.writeAhead = func(context.Context, attempt.Record) error { return errors.New("an ended payout sends nothing") }
+	calls.prov, _ = r.providerFor(ctx, p)
+	st, err := runAttempt(ctx, in, calls)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	res, err := prov.Disburse(ctx, r.disbursementRequest(p))
-	failpoint.Hit(failpoint.PayoutProviderAnswered)
-	if err != nil {
-		// Unknown outcome: the attempt stays Initiating and the next pass asks the provider.
-		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonDisbursementUnknown, "Disburse",
-			"Disbursement %s: outcome unknown, will ask the provider", p.Status.Attempt.Reference)
-		return ctrl.Result{RequeueAfter: r.pollInterval()}, nil
-	}
-	r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, ReasonDisbursementStarted, "Disburse",
-		"Disbursing %s %s through %s", p.Spec.PayableAmount, p.Spec.Currency, p.Spec.Gateway)
-	r.applyResult(s, res)
-	return r.pollIfInFlight(p), nil
-}
-
-// applyResolution ends an unresolved disbursement the way an operator who checked with the
-// provider says (annotation paygate.dev/resolve-payout). A final provider answer always wins: it
-// is applied first, and a terminal payout ignores the annotation.
-func (r *PayoutReconciler) applyResolution(_ context.Context, s *payoutScope) (ctrl.Result, error) {
-	p := s.payout
-	a := p.Status.Attempt
-	verdict := p.Annotations[paygatev1.AnnotationResolvePayout]
-	// An attempt the provider has answered (Pending, Ambiguous) may be resolved; one it never
-	// answered (Initiating: it may be down) only once the payout asked an operator to check.
-	resolvable := a != nil && (a.Phase == paygatev1.AttemptPending || a.Phase == paygatev1.AttemptAmbiguous ||
-		(a.Phase == paygatev1.AttemptInitiating && meta.IsStatusConditionTrue(p.Status.Conditions, paygatev1.ConditionAmbiguousTooLong)))
-	if p.Terminal() || !resolvable || verdict == "" {
-		return ctrl.Result{}, nil
-	}
-	switch verdict {
-	case "success":
-		a.Phase, a.FinishedAt = paygatev1.AttemptSucceeded, ptrTime(s.now)
-		r.succeed(s)
-	case "failed":
-		a.Phase, a.Code, a.FinishedAt = paygatev1.AttemptFailed, string(paygatev1.PayoutResolvedFailed), ptrTime(s.now)
-		r.fail(s, string(paygatev1.PayoutResolvedFailed), "an operator resolved the disbursement as not paid")
+	d := st.decision
+	storeRecord(d.Record, s.now, &a.Phase, &a.Code, &a.Sends, &a.LastSentAt, &a.WatchUntil, &a.FinishedAt)
+	env := string(p.Spec.Environment)
+	event, reason, msg := "", "", ""
+	switch d.Outcome {
+	case attempt.OutcomeLateSuccess:
+		event, reason = "settled_late", ReasonSettledAfterFailure
+		msg = fmt.Sprintf("The provider paid disbursement %s after an operator resolved the payout as failed: the amount left the float but counts as available again; reconcile it", a.Reference)
+	case attempt.OutcomeLateFailure:
+		event, reason = "failed_late", ReasonFailedAfterSuccess
+		msg = fmt.Sprintf("The provider failed disbursement %s after an operator resolved the payout as paid: the money never reached the settlement number; reconcile it", a.Reference)
+	case attempt.OutcomeWatchEnded:
+		msg = fmt.Sprintf("The provider gave no final answer about disbursement %s within the watch window; check with the provider", a.Reference)
+		s.patch.OnWrite(func() {
+			r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonAttemptWatchEnded, "Watch", "%s", msg)
+			metrics.AttemptWatches.WithLabelValues("disbursement", env, "window_closed").Inc()
+		})
 	default:
-		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPayoutAmbiguous, "Resolve",
-			"Ignoring %s=%q: use success or failed", paygatev1.AnnotationResolvePayout, verdict)
-		return ctrl.Result{}, nil
+		if d.Record.Final() {
+			s.patch.OnWrite(func() { metrics.AttemptWatches.WithLabelValues("disbursement", env, "answered").Inc() })
+		}
 	}
-	s.resolvedByOperator = true
-	r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, ReasonPayoutResolved, "Resolve", "An operator resolved the payout as %s", verdict)
-	return ctrl.Result{}, nil
+	if event != "" {
+		meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: paygatev1.ConditionLateSettlement, Status: metav1.ConditionTrue,
+			Reason: reason, Message: msg, ObservedGeneration: p.Generation})
+		s.patch.OnWrite(func() {
+			r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, reason, "Watch", "%s", msg)
+			metrics.AttemptWatches.WithLabelValues("disbursement", env, event).Inc()
+		})
+	}
+	if err := s.patch.Patch(ctx, p); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(fmt.Errorf("recording what the provider says of watched disbursement %s: %w", a.Reference, err))
+	}
+	return ctrl.Result{RequeueAfter: d.RetryAfter}, nil
 }
 
 // watchAmbiguity raises AmbiguousTooLong when the provider has not answered finally within
@@ -275,64 +419,52 @@ func (r *PayoutReconciler) watchAmbiguity(_ context.Context, s *payoutScope) (ct
 		return ctrl.Result{}, nil
 	}
 	// Unresolved since the provider first left it open, or, for an attempt it never answered (it
-	// is down, or the gateway is gone), since the attempt was recorded.
+	// is down, or the gateway is gone), since the attempt was recorded; a send again (with the same
+	// reference, to a provider that de-duplicates) starts the clock again, and an operator asked
+	// about the earlier send is asked again.
 	since := a.StartedAt
 	if a.AmbiguousSince != nil {
 		since = *a.AmbiguousSince
+	}
+	if a.LastSentAt != nil && a.LastSentAt.After(since.Time) {
+		since = *a.LastSentAt
+	}
+	if c := meta.FindStatusCondition(p.Status.Conditions, paygatev1.ConditionAmbiguousTooLong); c != nil && c.Status == metav1.ConditionTrue &&
+		c.LastTransitionTime.Time.Before(since.Time.Truncate(time.Second)) {
+		meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: paygatev1.ConditionAmbiguousTooLong,
+			Status: metav1.ConditionFalse, Reason: ReasonSentAgain, Message: "The disbursement was sent again; waiting for the provider", ObservedGeneration: p.Generation})
 	}
 	left := since.Add(r.ambiguousAfter()).Sub(s.now)
 	if left > 0 {
 		return ctrl.Result{RequeueAfter: left}, nil
 	}
 	if !meta.IsStatusConditionTrue(p.Status.Conditions, paygatev1.ConditionAmbiguousTooLong) {
-		msg := fmt.Sprintf("The provider has not confirmed disbursement %s for %s; check with the provider, then annotate %s=success or failed",
-			a.Reference, r.ambiguousAfter(), paygatev1.AnnotationResolvePayout)
+		verdict := "success or failed"
+		if n := disbursementRecord(a).SendCount(); n > 1 {
+			verdict = fmt.Sprintf("success/%d or failed/%d (send %d)", n, n, n)
+		}
+		msg := fmt.Sprintf("The provider has not confirmed disbursement %s for %s; check with the provider, then annotate %s=%s",
+			a.Reference, r.ambiguousAfter(), paygatev1.AnnotationResolvePayout, verdict)
 		meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: paygatev1.ConditionAmbiguousTooLong,
 			Status: metav1.ConditionTrue, Reason: ReasonPayoutAmbiguous, Message: msg, ObservedGeneration: p.Generation})
-		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPayoutAmbiguous, "Disburse", "%s", msg)
+		s.patch.OnWrite(func() {
+			r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPayoutAmbiguous, "Disburse", "%s", msg)
+		})
 	}
 	return ctrl.Result{}, nil
-}
-
-// applyResult records what the provider said about the disbursement.
-func (r *PayoutReconciler) applyResult(s *payoutScope, res provider.Result) {
-	p := s.payout
-	a := p.Status.Attempt
-	if res.ProviderReference != "" {
-		a.ProviderReference = res.ProviderReference
-	}
-	if res.Remark != "" {
-		p.Status.Remark = res.Remark
-	}
-	switch res.Status {
-	case provider.StatusPending, provider.StatusAmbiguous:
-		a.Phase = paygatev1.AttemptPending
-		if res.Status == provider.StatusAmbiguous {
-			a.Phase = paygatev1.AttemptAmbiguous
-		}
-		if a.AmbiguousSince == nil {
-			a.AmbiguousSince = ptrTime(s.now)
-		}
-	case provider.StatusSuccess:
-		a.Phase, a.FinishedAt = paygatev1.AttemptSucceeded, ptrTime(s.now)
-		r.succeed(s)
-	case provider.StatusFailed:
-		code := string(res.Code)
-		if code == "" {
-			code = string(paygatev1.FailurePaymentDeclined)
-		}
-		a.Phase, a.Code, a.FinishedAt = paygatev1.AttemptFailed, code, ptrTime(s.now)
-		r.fail(s, code, "the provider reported "+code)
-	}
 }
 
 func (r *PayoutReconciler) succeed(s *payoutScope) {
 	p := s.payout
 	p.Status.Phase, p.Status.Reason = paygatev1.PayoutSuccess, ""
-	if a := p.Status.Attempt; a != nil {
-		metrics.DisbursementLatency.WithLabelValues(string(p.Spec.Environment)).Observe(s.now.Sub(a.StartedAt.Time).Seconds())
+	latency := -1.0
+	if a := p.Status.Attempt; a != nil && !s.resolvedByOperator {
+		latency = s.now.Sub(a.StartedAt.Time).Seconds()
 	}
 	s.patch.OnWrite(func() {
+		if latency >= 0 {
+			metrics.DisbursementLatency.WithLabelValues(string(p.Spec.Environment)).Observe(latency)
+		}
 		r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, ReasonPayoutSucceeded, "Disburse", "Paid out %s %s (fee %s, %s to the settlement number)",
 			p.Spec.Amount, p.Spec.Currency, p.Spec.Fee, p.Spec.PayableAmount)
 	})
@@ -368,13 +500,6 @@ func (r *PayoutReconciler) providerFor(ctx context.Context, p *paygatev1.Payout)
 		return nil, asProviderError(fmt.Errorf("resolving the provider of gateway %s: %w", p.Spec.Gateway, err))
 	}
 	return prov, nil
-}
-
-func (r *PayoutReconciler) pollIfInFlight(p *paygatev1.Payout) ctrl.Result {
-	if a := p.Status.Attempt; a != nil && attemptInFlight(a.Phase) && !p.Terminal() {
-		return ctrl.Result{RequeueAfter: r.pollInterval()}
-	}
-	return ctrl.Result{}
 }
 
 func (r *PayoutReconciler) pollInterval() time.Duration {

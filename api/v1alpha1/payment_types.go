@@ -303,6 +303,23 @@ type PushAttempt struct {
 	// finishedAt is when the attempt reached Succeeded or Failed, to the microsecond.
 	// +optional
 	FinishedAt *metav1.MicroTime `json:"finishedAt,omitempty"`
+	// sends counts the sends of this attempt written ahead: 1 after the first; a re-send with the
+	// same reference (only to a provider that de-duplicates by it, only before the deadline) adds
+	// one. An operator's verdict names the send it resolves.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	Sends int32 `json:"sends,omitempty"`
+
+	// lastSentAt is when the newest send was written ahead, to the microsecond.
+	// +optional
+	LastSentAt *metav1.MicroTime `json:"lastSentAt,omitempty"`
+
+	// watchUntil: the attempt's object ended without the provider's final answer (its deadline
+	// passed, or an operator resolved it); the controller keeps asking the provider about it until
+	// this time, and a late final answer is reported (condition LateSettlement).
+	// +optional
+	WatchUntil *metav1.MicroTime `json:"watchUntil,omitempty"`
 }
 
 // Payment is one payment session of a merchant. Its name is its trx_id.
@@ -344,6 +361,10 @@ func (p *Payment) Terminal() bool {
 	return p.Status.Phase == PaymentSuccess || p.Status.Phase == PaymentFailed
 }
 
+// MaxPushAttempts is the most push attempts a payment records (the CRD's bound on
+// status.attempts).
+const MaxPushAttempts = 20
+
 // LatestAttempt returns the newest push attempt, or nil.
 func (p *Payment) LatestAttempt() *PushAttempt {
 	if len(p.Status.Attempts) == 0 {
@@ -362,7 +383,15 @@ func (p *Payment) PushUnanswered() bool {
 // a push request not yet answered, or an attempt that may still move money. While it is, no
 // second push may start.
 func (p *Payment) AwaitingCustomer() bool {
-	return p.PushUnanswered() || p.LatestAttempt().InFlight()
+	return !p.Terminal() && (p.PushUnanswered() || p.LatestAttempt().InFlight())
+}
+
+// Watched reports whether the payment ended without the provider's final answer about its last
+// attempt and the controller still asks about it (status.attempts[].watchUntil): it is not
+// archived while it is.
+func (p *Payment) Watched(now time.Time) bool {
+	a := p.LatestAttempt()
+	return p.Terminal() && a.InFlight() && a.WatchUntil != nil && now.Before(a.WatchUntil.Time)
 }
 
 // InFlight reports whether an attempt may still move money.
@@ -377,19 +406,16 @@ func (p *Payment) TimeLeft(now time.Time) time.Duration {
 }
 
 // Expired reports whether the payment has expired at now: it failed with EXPIRED_SESSION, or it
-// is pending, its session has ended (TimeLeft <= 0) and no attempt holds it open. An attempt
-// whose outcome is unknown (Initiating or Ambiguous) holds a payment open past its session: money
-// may have moved, so only the provider's answer may end it. The payment controller fails an
-// expired pending payment with EXPIRED_SESSION, and the hosted checkout page shows it as expired:
-// both decide with this method, so they agree.
+// is pending and its session has ended (TimeLeft <= 0). The session is the collection's deadline:
+// nothing is pushed at or after it, whatever the last attempt's phase, and an attempt whose
+// outcome was still unknown is watched after it (docs/payments.md, The attempt protocol). The
+// payment controller fails an expired pending payment with EXPIRED_SESSION, and the hosted
+// checkout page shows it as expired: both decide with this method, so they agree.
 func (p *Payment) Expired(now time.Time) bool {
 	switch p.Phase() {
 	case PaymentFailed:
 		return FailureCode(p.Status.Reason) == FailureExpiredSession
 	case PaymentPending:
-		if a := p.LatestAttempt(); a != nil && (a.Phase == AttemptInitiating || a.Phase == AttemptAmbiguous) {
-			return false
-		}
 		return p.TimeLeft(now) <= 0
 	default:
 		return false

@@ -4,6 +4,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -113,6 +115,23 @@ type DisbursementAttempt struct {
 	// finishedAt is when the attempt reached Succeeded or Failed.
 	// +optional
 	FinishedAt *metav1.MicroTime `json:"finishedAt,omitempty"`
+	// sends counts the sends of this attempt written ahead: 1 after the first; a re-send with the
+	// same reference (only to a provider that de-duplicates by it, only before the deadline) adds
+	// one. An operator's verdict names the send it resolves.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	Sends int32 `json:"sends,omitempty"`
+
+	// lastSentAt is when the newest send was written ahead, to the microsecond.
+	// +optional
+	LastSentAt *metav1.MicroTime `json:"lastSentAt,omitempty"`
+
+	// watchUntil: the attempt's object ended without the provider's final answer (its deadline
+	// passed, or an operator resolved it); the controller keeps asking the provider about it until
+	// this time, and a late final answer is reported (condition LateSettlement).
+	// +optional
+	WatchUntil *metav1.MicroTime `json:"watchUntil,omitempty"`
 }
 
 // PayoutStatus is what the controllers did.
@@ -219,6 +238,15 @@ func (p *Payout) Reserved() bool {
 
 // MerchantRemark is the remark merchants see on the payout (the rule payments follow).
 func (p *Payout) MerchantRemark() string { return merchantRemark(p.Spec.Environment, p.Status.Remark) }
+
+// Watched reports whether the payout ended without the provider's final answer about its
+// disbursement (an operator resolved it) and the controller still asks about it: it is not
+// archived while it is.
+func (p *Payout) Watched(now time.Time) bool {
+	a := p.Status.Attempt
+	return p.Terminal() && a != nil && a.Phase != AttemptSucceeded && a.Phase != AttemptFailed &&
+		a.WatchUntil != nil && now.Before(a.WatchUntil.Time)
+}
 
 // DisbursementReference is the provider reference of a payout's disbursement: one per payout.
 func (p *Payout) DisbursementReference() string { return p.Namespace + "." + p.Name }

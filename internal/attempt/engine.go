@@ -241,11 +241,11 @@ func begin(in Input) Decision {
 	r := in.Record
 	d := Decision{Record: r}
 	switch {
+	case (r.Phase == "" || r.Final()) && pastDeadline(in):
+		d.Outcome, d.Code, d.Why = OutcomeExpired, CodeExpired, "deadline passed with nothing in flight"
+		return d
 	case r.Phase == "" && !in.Start:
 		d.Why = "nothing to send"
-		return d
-	case r.Phase == "" && pastDeadline(in):
-		d.Outcome, d.Code, d.Why = OutcomeExpired, CodeExpired, "deadline passed before anything was sent"
 		return d
 	case r.Phase == "" && in.Verdict != nil:
 		d.Why = "an operator's verdict is pending: nothing is sent"

@@ -62,6 +62,14 @@ var (
 		Buckets: prometheus.ExponentialBuckets(0.05, 3, 10),
 	}, []string{"environment"})
 
+	// AttemptWatches counts what happens to attempts watched after their object ended without the
+	// provider's final answer: started, answered (a final answer that agrees with the object),
+	// settled_late, failed_late, window_closed. started minus the others is how many are watched.
+	AttemptWatches = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "paygate_attempt_watches_total",
+		Help: "Attempts watched after their object ended without the provider's final answer, by operation (push, disbursement), environment and event (started, answered, settled_late, failed_late, window_closed).",
+	}, []string{"operation", "environment", "event"})
+
 	// ForgottenAttempts counts attempts a provider had accepted and then said it did not know.
 	ForgottenAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "paygate_provider_forgotten_attempts_total",
@@ -96,5 +104,5 @@ var (
 
 func init() {
 	crmetrics.Registry.MustRegister(PaymentsSettled, LateSettlements, ProviderRequests, ProviderLatency, WebhookAttempts, WebhooksAbandoned,
-		Payouts, DisbursementLatency, ForgottenAttempts, InvoiceCharges, Invoices, DunningRetries, UnsignedRequests)
+		Payouts, DisbursementLatency, ForgottenAttempts, AttemptWatches, InvoiceCharges, Invoices, DunningRetries, UnsignedRequests)
 }

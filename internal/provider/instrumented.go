@@ -32,6 +32,8 @@ func (i instrumented) observe(op string, start time.Time, res Result, err error)
 	metrics.ProviderRequests.WithLabelValues(i.name, op, outcome).Inc()
 }
 
+func (i instrumented) Capabilities() Capabilities { return i.p.Capabilities() }
+
 func (i instrumented) Push(ctx context.Context, req PushRequest) (Result, error) {
 	start := time.Now()
 	res, err := i.p.Push(ctx, req)

@@ -99,8 +99,22 @@ type Result struct {
 // status query, never by a new push or disbursement. A status query carries the request the
 // attempt was recorded with (the operation is identified by its Reference).
 type Provider interface {
+	// Capabilities says what the attempt engine must know about the provider.
+	Capabilities() Capabilities
 	Push(ctx context.Context, req PushRequest) (Result, error)
 	PushStatus(ctx context.Context, req PushRequest) (Result, error)
 	Disburse(ctx context.Context, req DisbursementRequest) (Result, error)
 	DisbursementStatus(ctx context.Context, req DisbursementRequest) (Result, error)
+}
+
+// Capabilities is what the attempt engine (internal/attempt) must know about a provider.
+type Capabilities struct {
+	// Deduplicates: the provider performs at most one operation per reference, so a send whose
+	// answer was lost may be sent again with the same reference (before its deadline) once a
+	// status query says the provider does not have it. A provider that does not de-duplicate
+	// (M-Pesa's STK push) never gets a second send of an attempt that may have reached it.
+	Deduplicates bool
+	// ResultsByCallback: the provider's final answer arrives only by callback to a result URL
+	// (Daraja's B2C, transaction status and reversal); status queries, where it has them, confirm.
+	ResultsByCallback bool
 }

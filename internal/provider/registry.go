@@ -62,6 +62,8 @@ func mark(res Result, err error) (Result, error) {
 	return res, err
 }
 
+func (s simulatedProduction) Capabilities() Capabilities { return s.p.Capabilities() }
+
 func (s simulatedProduction) Push(ctx context.Context, req PushRequest) (Result, error) {
 	return mark(s.p.Push(ctx, req))
 }

@@ -138,6 +138,9 @@ func PayoutMagic(amount string) string {
 }
 
 // Push simulates a USSD push.
+// Capabilities: the simulator performs one operation per reference.
+func (s *Sandbox) Capabilities() Capabilities { return Capabilities{Deduplicates: true} }
+
 func (s *Sandbox) Push(_ context.Context, req PushRequest) (Result, error) {
 	return s.start("push", req.Reference), nil
 }

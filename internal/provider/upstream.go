@@ -190,6 +190,10 @@ const (
 )
 
 // Push implements Provider: POST /v1/collections.
+// Capabilities: the upstream protocol answers a repeated POST of a reference with the existing
+// operation (docs/upstream-provider.md).
+func (p *Upstream) Capabilities() Capabilities { return Capabilities{Deduplicates: true} }
+
 func (p *Upstream) Push(ctx context.Context, req PushRequest) (Result, error) {
 	return p.create(ctx, collectionsPath, upstreamRequest{
 		Reference:   req.Reference,

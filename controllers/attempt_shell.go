@@ -1,0 +1,142 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/attempt"
+	"github.com/paygate/paygate/internal/provider"
+)
+
+// attemptCalls are one attempt's provider calls and its write-ahead, for the shell around the
+// attempt engine. prov is nil when the provider cannot be resolved (the pass then decides as if it
+// did not answer).
+type attemptCalls struct {
+	prov  provider.Provider
+	send  func(ctx context.Context, p provider.Provider) (provider.Result, error)
+	query func(ctx context.Context, p provider.Provider) (provider.Result, error)
+	// writeAhead stores rec, the record of a send about to happen, under the optimistic lock: a
+	// pass that read a stale object conflicts here and sends nothing.
+	writeAhead func(ctx context.Context, rec attempt.Record) error
+	// sent and answered are failpoints around a send (nil: none).
+	sent, answered func()
+}
+
+// attemptStep is what one pass of the shell did.
+type attemptStep struct {
+	decision attempt.Decision
+	// result is the provider's last answer with content (a reference, a remark), if any.
+	result    provider.Result
+	hasResult bool
+	// asked: a query got an answer (found or not found).
+	asked bool
+	// sendErr is the error of a send whose outcome is unknown; providerErr the error of a query
+	// that got no answer.
+	sendErr, providerErr error
+}
+
+// runAttempt is the thin shell around attempt.Decide: it runs the decision's action, feeds the
+// answer back and repeats (at most a query, a send and the send's answer in one pass). A send is
+// always preceded by calls.writeAhead of the decision's record. The caller stores the final
+// record and applies the outcome.
+func runAttempt(ctx context.Context, in attempt.Input, calls attemptCalls) (attemptStep, error) {
+	if calls.prov != nil {
+		in.Deduplicates = calls.prov.Capabilities().Deduplicates
+	}
+	var st attemptStep
+	d := attempt.Decide(in)
+	for i := 0; i < 3 && d.Action != attempt.ActionNone; i++ {
+		var (
+			res provider.Result
+			err error
+		)
+		switch d.Action {
+		case attempt.ActionSend:
+			if err := calls.writeAhead(ctx, d.Record); err != nil {
+				return st, err
+			}
+			if calls.sent != nil {
+				calls.sent()
+			}
+			if calls.prov == nil {
+				err = errNoProvider
+			} else {
+				res, err = calls.send(ctx, calls.prov)
+			}
+			if calls.answered != nil {
+				calls.answered()
+			}
+			if err != nil && calls.prov != nil {
+				st.sendErr = err
+			}
+		case attempt.ActionQuery:
+			if calls.prov == nil {
+				err = errNoProvider
+			} else {
+				res, err = calls.query(ctx, calls.prov)
+			}
+			if err != nil && !errors.Is(err, provider.ErrNotFound) {
+				if calls.prov != nil {
+					st.providerErr = err // else the caller has the reason it could not ask
+				}
+			} else {
+				st.asked = true
+			}
+		}
+		if err == nil {
+			st.result, st.hasResult = res, true
+		}
+		ans := attempt.AnswerOf(d.Action, res, err)
+		in.Record, in.Answer = d.Record, &ans
+		d = attempt.Decide(in)
+	}
+	st.decision = d
+	return st, nil
+}
+
+var errNoProvider = errors.New("the gateway's provider cannot be resolved")
+
+// recordOf is the engine's view of a stored attempt.
+func recordOf(phase paygatev1.AttemptPhase, code string, startedAt metav1.MicroTime, sends int32, lastSentAt, watchUntil *metav1.MicroTime) attempt.Record {
+	r := attempt.Record{Phase: phase, Code: code, StartedAt: startedAt.Time, Sends: sends, LastSentAt: startedAt.Time}
+	if lastSentAt != nil {
+		r.LastSentAt = lastSentAt.Time
+	}
+	if watchUntil != nil {
+		r.WatchUntil = watchUntil.Time
+	}
+	return r
+}
+
+// microOrNil is t as a stored time, nil for the zero time.
+func microOrNil(t time.Time) *metav1.MicroTime {
+	if t.IsZero() {
+		return nil
+	}
+	return ptrTime(t)
+}
+
+// storeRecord copies the engine's record into a stored attempt's fields.
+func storeRecord(r attempt.Record, now time.Time, phase *paygatev1.AttemptPhase, code *string, sends *int32, lastSentAt, watchUntil, finishedAt **metav1.MicroTime) {
+	if r.Final() && !(*phase == paygatev1.AttemptSucceeded || *phase == paygatev1.AttemptFailed) {
+		*finishedAt = ptrTime(now)
+	}
+	*phase, *code, *sends = r.Phase, r.Code, r.Sends
+	if r.Sends > 0 && (*lastSentAt == nil || !(*lastSentAt).Time.Equal(r.LastSentAt)) {
+		*lastSentAt = microOrNil(r.LastSentAt)
+	}
+	*watchUntil = microOrNil(r.WatchUntil)
+}
+
+// describeSendError is how an event names a send whose outcome is unknown.
+func describeSendError(reference string, err error) string {
+	return fmt.Sprintf("%s: outcome unknown, will ask the provider (%v)", reference, err)
+}
