@@ -353,7 +353,7 @@ func (a *Archiver) plan(s *archiveSnapshot, now time.Time) (units, blocked []arc
 		}
 		u, ok := archiveUnit{kind: archive.KindInvoice, since: since}, true
 		for _, p := range chargesOf[inv.UID] {
-			ok = ok && p.Terminal() && withDeliveries(&u, p.UID)
+			ok = ok && p.Terminal() && !p.Watched(now) && withDeliveries(&u, p.UID)
 			u.objects = append(u.objects, p)
 		}
 		ok = ok && withDeliveries(&u, inv.UID)
@@ -363,7 +363,8 @@ func (a *Archiver) plan(s *archiveSnapshot, now time.Time) (units, blocked []arc
 	for i := range s.payments {
 		p := &s.payments[i]
 		since := firstTime(microTimeOf(p.Status.SettledAt), p.CreationTimestamp.Time)
-		if claimed[p.UID] || !p.Terminal() || ownedByInvoice(p) || !due(archive.KindPayment, since) {
+		// A payment whose last attempt is still watched stays live until its watch ends.
+		if claimed[p.UID] || !p.Terminal() || p.Watched(now) || ownedByInvoice(p) || !due(archive.KindPayment, since) {
 			continue
 		}
 		u := archiveUnit{kind: archive.KindPayment, since: since}
@@ -374,7 +375,7 @@ func (a *Archiver) plan(s *archiveSnapshot, now time.Time) (units, blocked []arc
 	for i := range s.payouts {
 		p := &s.payouts[i]
 		since := firstTime(microTimeOf(p.Status.UpdatedAt), p.CreationTimestamp.Time)
-		if !p.Terminal() || !due(archive.KindPayout, since) {
+		if !p.Terminal() || p.Watched(now) || !due(archive.KindPayout, since) {
 			continue
 		}
 		u := archiveUnit{kind: archive.KindPayout, since: since}

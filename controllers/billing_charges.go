@@ -34,6 +34,12 @@ func (r *SubscriptionReconciler) charge(ctx context.Context, s *subscriptionScop
 		return ctrl.Result{}, nil
 	}
 	if s.latestMissing {
+		if !s.firstCharge() && !s.schedule.Window.Contains(s.subNow) {
+			// Written ahead and never sent, and the window closed meanwhile (the manager was down
+			// between the record and the Payment): a prompt now would reach a customer who may be
+			// asleep. The record is taken back and the charge waits for the window's next opening.
+			return r.unrecordCharge(ctx, s)
+		}
 		return r.sendCharge(ctx, s, inv.Status.Payments[len(inv.Status.Payments)-1])
 	}
 	if phase := sub.Phase(); phase == paygatev1.SubscriptionSuspended || phase == paygatev1.SubscriptionCancelled ||
@@ -93,6 +99,32 @@ func (r *SubscriptionReconciler) charge(ctx context.Context, s *subscriptionScop
 	return r.sendCharge(ctx, s, name)
 }
 
+// firstCharge reports whether the invoice's newest recorded charge is the subscription's first,
+// which is sent at once (the customer is signing up), not only inside the charging window.
+func (s *subscriptionScope) firstCharge() bool {
+	return s.firstInvoice && s.invoice != nil && s.invoice.Status.AttemptCount <= 1
+}
+
+// unrecordCharge takes back the newest recorded charge, whose Payment was never created (the API
+// server confirmed it), and schedules the charge at the charging window's next opening. Under the
+// optimistic lock: a pass that read a stale invoice conflicts and takes back nothing.
+func (r *SubscriptionReconciler) unrecordCharge(ctx context.Context, s *subscriptionScope) (ctrl.Result, error) {
+	inv := s.invoice
+	name := inv.Status.Payments[len(inv.Status.Payments)-1]
+	inv.Status.Payments = inv.Status.Payments[:len(inv.Status.Payments)-1]
+	inv.Status.AttemptCount--
+	next := s.schedule.Window.Next(s.subNow)
+	inv.Status.NextAttemptAt = secondTime(next)
+	s.latestMissing = false
+	if err := r.saveInvoice(ctx, s); err != nil {
+		return ctrl.Result{}, fmt.Errorf("taking back charge %s of invoice %s, recorded but never sent: %w", name, inv.Name, err)
+	}
+	s.wakeAt(next)
+	r.Recorder.Eventf(s.sub, nil, corev1.EventTypeNormal, ReasonChargeDeferred, "Charge",
+		"Charge %s of invoice %s was recorded but not sent before the charging window closed; it is sent when the window opens", name, inv.Name)
+	return ctrl.Result{}, nil
+}
+
 // sendCharge creates the charge Payment recorded as name: a push to the subscription's phone for
 // the invoice's amount, owned by the invoice; the payment controller pushes it. A Payment that
 // exists already (the create was repeated) is left as it is: each attempt is pushed once.
@@ -109,6 +141,14 @@ func (r *SubscriptionReconciler) sendCharge(ctx context.Context, s *subscription
 	if s.merchant != nil && s.merchant.Spec.CheckoutLifetimeMinutes > 0 {
 		lifetime = time.Duration(s.merchant.Spec.CheckoutLifetimeMinutes) * time.Minute
 	}
+	// The charge's deadline: its lifetime, and for a scheduled charge no later than the charging
+	// window's close (on the subscription's clock), so that nothing is pushed outside the window.
+	expires := s.now.Add(lifetime)
+	if !s.firstCharge() {
+		if left := s.schedule.Window.Closes(s.subNow).Sub(s.subNow); left < lifetime {
+			expires = s.now.Add(left)
+		}
+	}
 	description := fmt.Sprintf("%s, period %d", sub.Spec.PlanCode, inv.Spec.Period)
 	if s.plan != nil {
 		description = fmt.Sprintf("%s, period %d", s.plan.Spec.Name, inv.Spec.Period)
@@ -123,7 +163,7 @@ func (r *SubscriptionReconciler) sendCharge(ctx context.Context, s *subscription
 			MerchantRef: sub.Spec.MerchantRef, Environment: sub.Spec.Environment, MerchantReference: inv.Name,
 			Amount: inv.Spec.Amount, Currency: inv.Spec.Currency, Mode: paygatev1.PaymentModePush,
 			Customer: paygatev1.Customer{Phone: sub.Spec.CustomerPhone}, Description: description, Gateways: gateways,
-			ExpiresAt: metav1.NewTime(s.now.Add(lifetime).Truncate(time.Second)), CreatedAt: ptrTime(s.now),
+			ExpiresAt: metav1.NewTime(expires.Truncate(time.Second)), CreatedAt: ptrTime(s.now),
 			PushRequest: &paygatev1.PushRequest{Sequence: 1, Phone: sub.Spec.CustomerPhone, RequestedAt: *ptrTime(s.now)},
 		},
 	}

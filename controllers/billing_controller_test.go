@@ -662,6 +662,72 @@ var _ = Describe("Billing controller", func() {
 		Expect(counted()).To(Equal(billingCounts{Succeeded: 1, Paid: 1}), "the charge the stopped manager recorded is counted once")
 	})
 
+	It("takes back a retry recorded before the charging window closed and never sent, and sends it when the window opens", func() {
+		w := newBillingWorld()
+		Expect(env.StopManager()).To(Succeed())
+		DeferCleanup(func() {
+			if _, err := env.StartManager(managerOptions()); err != nil {
+				Expect(err.Error()).To(ContainSubstring("already running"))
+			}
+		})
+		anchor := at(9, 1, 10, 0)
+		s := w.subscribe(failingPhone, anchor)
+
+		By("leaving behind invoice 1 with charge 1 failed and retry 2 recorded at 19:59 and no Payment, as a manager stopped then would")
+		schedule, err := billing.PlanSchedule(&w.plan.Spec)
+		Expect(err).NotTo(HaveOccurred())
+		period := schedule.Periods.Period(billing.Anchor(anchor), 1)
+		inv := &paygatev1.Invoice{
+			ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: paygatev1.InvoiceName(s.Name, 1),
+				Labels: map[string]string{paygatev1.LabelMerchant: "duka", paygatev1.LabelEnvironment: "sandbox", paygatev1.LabelSubscription: s.Name}},
+			Spec: paygatev1.InvoiceSpec{
+				MerchantRef: s.Spec.MerchantRef, Environment: s.Spec.Environment, SubscriptionRef: paygatev1.SubscriptionReference{Name: s.Name},
+				PlanCode: s.Spec.PlanCode, Period: 1, PeriodStart: metav1.NewTime(period.Start), PeriodEnd: metav1.NewTime(period.End),
+				Amount: "15000.00", Currency: "TZS",
+			},
+		}
+		Expect(controllerutil.SetControllerReference(s, inv, kube.Scheme())).To(Succeed())
+		Expect(k8s.Create(ctx, inv)).To(Succeed())
+		first, retryName := billing.InvoicePaymentName(string(inv.UID), 1), billing.InvoicePaymentName(string(inv.UID), 2)
+		failed := &paygatev1.Payment{
+			ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: first, Labels: map[string]string{paygatev1.LabelMerchant: "duka",
+				paygatev1.LabelEnvironment: "sandbox", paygatev1.LabelInvoice: inv.Name, paygatev1.LabelSubscription: s.Name}},
+			Spec: paygatev1.PaymentSpec{MerchantRef: s.Spec.MerchantRef, Environment: s.Spec.Environment, MerchantReference: inv.Name,
+				Amount: "15000.00", Currency: "TZS", Mode: paygatev1.PaymentModePush, Customer: paygatev1.Customer{Phone: failingPhone},
+				Gateways: []paygatev1.GatewayCode{"mpesa-tz"}, ExpiresAt: metav1.NewTime(anchor.Add(time.Minute)), CreatedAt: ptrMicro(anchor)},
+		}
+		Expect(k8s.Create(ctx, failed)).To(Succeed())
+		failed.Status = paygatev1.PaymentStatus{Phase: paygatev1.PaymentFailed, Reason: string(paygatev1.FailureInsufficientFunds), SettledAt: ptrMicro(anchor)}
+		Expect(k8s.Status().Update(ctx, failed)).To(Succeed())
+		inv.Status = paygatev1.InvoiceStatus{Phase: paygatev1.InvoicePaymentFailed, AttemptCount: 2, Payments: []string{first, retryName}}
+		Expect(k8s.Status().Update(ctx, inv)).To(Succeed())
+		advance(s, at(9, 1, 23, 0))
+
+		By("restarting the manager at 23:00: the retry is not sent, and waits for 08:00")
+		_, err = env.StartManager(managerOptions())
+		Expect(err).NotTo(HaveOccurred())
+		waitInvoice(s, 1, func(g Gomega, inv *paygatev1.Invoice) {
+			g.Expect(inv.Status.AttemptCount).To(Equal(int32(1)))
+			g.Expect(inv.Status.Payments).To(Equal([]string{first}))
+			g.Expect(inv.Status.NextAttemptAt).NotTo(BeNil())
+			g.Expect(inv.Status.NextAttemptAt.Time).To(BeTemporally("==", at(9, 2, 8, 0)))
+		})
+		Consistently(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: retryName}, &paygatev1.Payment{})).NotTo(Succeed())
+			g.Expect(sandbox.Pushes(w.ns + "." + retryName + ".1")).To(BeZero())
+		}, "1s").Should(Succeed())
+		Eventually(func() []string { return eventReasons(w.ns, s.Name) }).Should(ContainElement(controllers.ReasonChargeDeferred))
+
+		By("opening the window: the retry is sent once, its prompt ending by the window's close")
+		advance(s, at(9, 2, 19, 50))
+		var retry paygatev1.Payment
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: w.ns, Name: retryName}, &retry)).To(Succeed())
+			g.Expect(sandbox.Pushes(w.ns + "." + retryName + ".1")).To(Equal(1))
+		}).Should(Succeed())
+		Expect(retry.Spec.ExpiresAt.Time.Sub(clock.Now())).To(BeNumerically("<=", 10*time.Minute), "a prompt sent at 19:50 ends by 20:00")
+	})
+
 	It("changes nothing on duplicate or late provider callbacks, on a paid invoice or a void one", func() {
 		w := newBillingWorld()
 		paid := w.subscribe(approvingPhone, at(10, 1, 10, 0))

@@ -37,6 +37,9 @@ type Options struct {
 	// PayoutAmbiguousAfter is how long a disbursement may stay unconfirmed before the payout asks
 	// an operator to resolve it (default DefaultPayoutAmbiguousAfter, 30 minutes).
 	PayoutAmbiguousAfter time.Duration
+	// AttemptWatch is how long an attempt whose object ended without the provider's final answer
+	// is still asked about (default attempt.DefaultWatch, 72 hours).
+	AttemptWatch time.Duration
 	// ChargeLifetime is how long a subscription charge's prompt waits for the customer when the
 	// merchant sets no checkout lifetime (default DefaultChargeLifetime, 30 minutes).
 	ChargeLifetime time.Duration
@@ -99,7 +102,7 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := (&PaymentReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("payment-controller"),
-		Providers: opts.Providers, Clock: opts.Clock, PollInterval: opts.PollInterval, CallbackURL: opts.CallbackURL,
+		Providers: opts.Providers, Clock: opts.Clock, PollInterval: opts.PollInterval, CallbackURL: opts.CallbackURL, AttemptWatch: opts.AttemptWatch,
 	}).SetupWithManager(mgr, opts.PaymentConcurrency); err != nil {
 		return fmt.Errorf("setting up the payment controller: %w", err)
 	}
@@ -110,7 +113,7 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := (&PayoutReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("payout-controller"), Providers: opts.Providers,
-		Clock: opts.Clock, PollInterval: opts.PollInterval, AmbiguousAfter: opts.PayoutAmbiguousAfter, CallbackURL: opts.CallbackURL,
+		Clock: opts.Clock, PollInterval: opts.PollInterval, AmbiguousAfter: opts.PayoutAmbiguousAfter, CallbackURL: opts.CallbackURL, AttemptWatch: opts.AttemptWatch,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the payout controller: %w", err)
 	}

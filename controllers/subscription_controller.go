@@ -58,6 +58,7 @@ const (
 const (
 	ReasonInvoiceOpened         = "InvoiceOpened"
 	ReasonChargeStarted         = "ChargeStarted"
+	ReasonChargeDeferred        = "ChargeDeferred"
 	ReasonInvoiceVoided         = "InvoiceVoided"
 	ReasonSubscriptionResumed   = "Resumed"
 	ReasonResumeIgnored         = "ResumeIgnored"

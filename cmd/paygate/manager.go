@@ -19,6 +19,7 @@ import (
 
 	"github.com/paygate/paygate/controllers"
 	"github.com/paygate/paygate/internal/archive"
+	"github.com/paygate/paygate/internal/attempt"
 	"github.com/paygate/paygate/internal/index"
 	"github.com/paygate/paygate/internal/kube"
 	"github.com/paygate/paygate/internal/provider"
@@ -43,6 +44,7 @@ type managerOptions struct {
 	sandboxDelay time.Duration
 
 	payoutAmbiguousAfter time.Duration
+	attemptWatch         time.Duration
 
 	webhookTimeout      time.Duration
 	webhookConcurrency  int
@@ -73,6 +75,7 @@ func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProb
 	fs.StringVar(&o.callbackURL, "provider-callback-url", "", "URL the upstream provider posts results to (the apiserver's /internal/provider/callbacks).")
 	fs.DurationVar(&o.sandboxDelay, "sandbox-approve-after", 0, "How long a simulated sandbox customer takes to approve a push.")
 	fs.DurationVar(&o.payoutAmbiguousAfter, "payout-ambiguous-after", 30*time.Minute, "How long a payout's disbursement may stay unconfirmed before the payout asks an operator to resolve it.")
+	fs.DurationVar(&o.attemptWatch, "attempt-watch", attempt.DefaultWatch, "How long an attempt whose payment or payout ended without the provider's final answer is still asked about (late settlements).")
 	fs.DurationVar(&o.webhookTimeout, "webhook-timeout", 10*time.Second, "Timeout of each webhook delivery attempt.")
 	fs.IntVar(&o.webhookConcurrency, "webhook-concurrency", 16, "How many webhook deliveries run at once.")
 	fs.IntVar(&o.paymentConcurrency, "payment-concurrency", 16, "How many payments reconcile at once (each pass may wait on the provider and on the Kubernetes API).")
@@ -199,6 +202,7 @@ func newManager(cfg *rest.Config, opts managerOptions, store *archive.Store) (ct
 		PollInterval:         opts.pollInterval,
 		CallbackURL:          opts.callbackURL,
 		PayoutAmbiguousAfter: opts.payoutAmbiguousAfter,
+		AttemptWatch:         opts.attemptWatch,
 		PaymentConcurrency:   opts.paymentConcurrency,
 		Webhooks: controllers.WebhookOptions{
 			Schedule: schedule, Timeout: opts.webhookTimeout, Concurrency: opts.webhookConcurrency,
@@ -246,6 +250,8 @@ func (o *managerOptions) validateWorkers() error {
 		return fmt.Errorf("--payment-concurrency must be between 1 and %d", maxWorkers)
 	case o.webhookConcurrency < 1 || o.webhookConcurrency > maxWorkers:
 		return fmt.Errorf("--webhook-concurrency must be between 1 and %d", maxWorkers)
+	case o.attemptWatch < 0:
+		return fmt.Errorf("--attempt-watch must not be negative")
 	}
 	return nil
 }

@@ -121,3 +121,10 @@ func (w Window) nextOnFixedClock(t time.Time, clock *time.Location) time.Time {
 
 // Contains reports whether the window is open at t.
 func (w Window) Contains(t time.Time) bool { return w.Next(t).Equal(t) }
+
+// Closes is when the window open at t closes (for a t outside it: the close of its next opening).
+// A charge sent at t must have ended by then: its prompt's deadline is no later.
+func (w Window) Closes(t time.Time) time.Time {
+	y, m, d := w.Next(t).In(w.loc).Date()
+	return time.Date(y, m, d, w.end/60, w.end%60, 0, 0, w.loc) // 24:00 is the next day's 00:00
+}
