@@ -193,8 +193,8 @@ type Daraja struct {
 	clock                            func() time.Time
 	secrets                          *darajaSecrets
 	tokens                           *darajaTokenCache
-	pushes                           *boundedMap // reference -> CheckoutRequestID
-	results                          *boundedMap // OriginatorConversationID -> Result (as JSON-free value)
+	pushes                           *darajaBoundedMap // reference -> CheckoutRequestID
+	results                          *darajaBoundedMap // OriginatorConversationID -> Result (as JSON-free value)
 }
 
 type darajaSecrets struct {
@@ -223,7 +223,7 @@ func NewDaraja(cfg DarajaConfig) (*Daraja, error) {
 	if cfg.ConsumerKey == "" || cfg.ConsumerSecret == "" {
 		return nil, errors.New("provider: daraja: consumer key and consumer secret are required")
 	}
-	if !allDigits(cfg.ShortCode, 5, 7) {
+	if !darajaDigits(cfg.ShortCode, 5, 7) {
 		return nil, errors.New("provider: daraja: ShortCode must be 5 to 7 digits")
 	}
 	if cfg.Passkey == "" {
@@ -240,7 +240,7 @@ func NewDaraja(cfg DarajaConfig) (*Daraja, error) {
 	if partyB == "" {
 		partyB = cfg.ShortCode
 	}
-	if !allDigits(partyB, 5, 7) {
+	if !darajaDigits(partyB, 5, 7) {
 		return nil, errors.New("provider: daraja: PartyB must be 5 to 7 digits")
 	}
 	if len(cfg.CallbackSecret) < darajaMinCallbackSecret {
@@ -261,7 +261,7 @@ func NewDaraja(cfg DarajaConfig) (*Daraja, error) {
 			return nil, err
 		}
 	}
-	if cfg.B2CShortCode != "" && !allDigits(cfg.B2CShortCode, 5, 7) {
+	if cfg.B2CShortCode != "" && !darajaDigits(cfg.B2CShortCode, 5, 7) {
 		return nil, errors.New("provider: daraja: B2CShortCode must be 5 to 7 digits")
 	}
 	if cfg.B2CShortCode != "" && !initiatorSet {
@@ -300,8 +300,8 @@ func NewDaraja(cfg DarajaConfig) (*Daraja, error) {
 		timeout: timeout, client: client, clock: clock,
 		secrets: sec,
 		tokens:  &darajaTokenCache{},
-		pushes:  newBoundedMap(darajaMaxRemembered),
-		results: newBoundedMap(darajaMaxRemembered),
+		pushes:  newDarajaBoundedMap(darajaMaxRemembered),
+		results: newDarajaBoundedMap(darajaMaxRemembered),
 	}, nil
 }
 
@@ -312,7 +312,7 @@ func darajaURL(what, raw string) (string, error) {
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return "", fmt.Errorf("provider: daraja: %s must be an absolute https URL", what)
 	}
-	if u.Scheme == "http" && !loopbackHost(u.Hostname()) {
+	if u.Scheme == "http" && !darajaLoopback(u.Hostname()) {
 		return "", fmt.Errorf("provider: daraja: %s must use https (http only for a loopback host)", what)
 	}
 	if u.User != nil {
@@ -324,7 +324,7 @@ func darajaURL(what, raw string) (string, error) {
 	return strings.TrimRight(u.String(), "/"), nil
 }
 
-func loopbackHost(h string) bool {
+func darajaLoopback(h string) bool {
 	if h == "localhost" {
 		return true
 	}
@@ -350,13 +350,14 @@ func darajaCertificateKey(data []byte) (*rsa.PublicKey, error) {
 	return key, nil
 }
 
-// String identifies the adapter without its secrets.
-func (d *Daraja) String() string {
+// String identifies the adapter without its secrets. It has a value receiver, so that printing a
+// Daraja value (not only a pointer) goes through it too.
+func (d Daraja) String() string {
 	return "provider.Daraja(" + d.base + ", shortcode " + d.shortCode + ")"
 }
 
 // GoString redacts the secrets for %#v.
-func (d *Daraja) GoString() string { return d.String() }
+func (d Daraja) GoString() string { return d.String() }
 
 // Capabilities implements Provider. M-Pesa Express does not de-duplicate: every accepted request
 // is a new prompt with a new CheckoutRequestID, and it has no lookup by our reference
@@ -605,12 +606,12 @@ func (d *Daraja) stkPassword() (password, timestamp string) {
 	return base64.StdEncoding.EncodeToString([]byte(d.shortCode + d.secrets.passkey + timestamp)), timestamp
 }
 
-// wholeShillings parses a decimal amount string ("1500", "1500.00") into whole shillings. A
+// darajaWholeShillings parses a decimal amount string ("1500", "1500.00") into whole shillings. A
 // non-zero fraction is ErrNotWholeShillings; anything else that is not a positive decimal is
 // ErrDarajaInvalidRequest.
-func wholeShillings(amount string) (int64, error) {
+func darajaWholeShillings(amount string) (int64, error) {
 	intPart, frac, hasFrac := strings.Cut(amount, ".")
-	if !allDigits(intPart, 1, 12) || (hasFrac && !allDigits(frac, 1, 12)) {
+	if !darajaDigits(intPart, 1, 12) || (hasFrac && !darajaDigits(frac, 1, 12)) {
 		return 0, fmt.Errorf("%w: amount %q is not a positive decimal", ErrDarajaInvalidRequest, truncateUpstreamText(amount))
 	}
 	if strings.Trim(frac, "0") != "" {
@@ -623,7 +624,7 @@ func wholeShillings(amount string) (int64, error) {
 	return n, nil
 }
 
-func checkKES(currency string) error {
+func darajaCheckKES(currency string) error {
 	if currency != "KES" {
 		return fmt.Errorf("%w: M-Pesa Kenya moves KES, not %q", ErrDarajaInvalidRequest, truncateUpstreamText(currency))
 	}
@@ -634,21 +635,21 @@ func checkKES(currency string) error {
 // newer 2541XXXXXXXX range is accepted too (MpesaExpressSimulate, PartyA/PhoneNumber).
 func darajaMSISDN(phone string) (string, error) {
 	p := strings.TrimPrefix(phone, "+")
-	if !allDigits(p, 12, 12) || !strings.HasPrefix(p, "254") || (p[3] != '7' && p[3] != '1') {
-		return "", fmt.Errorf("%w: phone %s is not a Kenyan mobile number (+2547XXXXXXXX or +2541XXXXXXXX)", ErrDarajaInvalidRequest, MaskPhone(phone))
+	if !darajaDigits(p, 12, 12) || !strings.HasPrefix(p, "254") || (p[3] != '7' && p[3] != '1') {
+		return "", fmt.Errorf("%w: phone %s is not a Kenyan mobile number (+2547XXXXXXXX or +2541XXXXXXXX)", ErrDarajaInvalidRequest, darajaMaskPhone(phone))
 	}
 	return p, nil
 }
 
-// MaskPhone hides the middle of a phone number, for logs and errors: "2547******78".
-func MaskPhone(phone string) string {
+// darajaMaskPhone hides the middle of a phone number, for logs and errors: "2547******78".
+func darajaMaskPhone(phone string) string {
 	if len(phone) <= 6 {
 		return strings.Repeat("*", len(phone))
 	}
 	return phone[:4] + strings.Repeat("*", len(phone)-6) + phone[len(phone)-2:]
 }
 
-func allDigits(s string, minLen, maxLen int) bool {
+func darajaDigits(s string, minLen, maxLen int) bool {
 	if len(s) < minLen || len(s) > maxLen {
 		return false
 	}
@@ -686,8 +687,8 @@ func OriginatorConversationIDFor(reference string) string {
 	return "PG-" + hex.EncodeToString(sum[:])[:32]
 }
 
-// transactionDesc is TransactionDesc: the description, printable ASCII, at most 13 characters.
-func transactionDesc(desc string) string {
+// darajaTransactionDesc is TransactionDesc: the description, printable ASCII, at most 13 characters.
+func darajaTransactionDesc(desc string) string {
 	var b strings.Builder
 	for _, r := range desc {
 		if b.Len() == darajaTransactionDescMax {
@@ -769,10 +770,10 @@ func (d *Daraja) Push(ctx context.Context, req PushRequest) (Result, error) {
 	if req.Reference == "" {
 		return Result{}, fmt.Errorf("%w: empty reference", ErrDarajaInvalidRequest)
 	}
-	if err := checkKES(req.Currency); err != nil {
+	if err := darajaCheckKES(req.Currency); err != nil {
 		return Result{}, err
 	}
-	amount, err := wholeShillings(req.Amount)
+	amount, err := darajaWholeShillings(req.Amount)
 	if err != nil {
 		return Result{}, err
 	}
@@ -792,7 +793,7 @@ func (d *Daraja) Push(ctx context.Context, req PushRequest) (Result, error) {
 		"PhoneNumber":       phone,
 		"CallBackURL":       d.CallbackURLFor(req.Reference),
 		"AccountReference":  AccountReferenceFor(req.Reference),
-		"TransactionDesc":   transactionDesc(req.Description),
+		"TransactionDesc":   darajaTransactionDesc(req.Description),
 	}
 	status, data, err := d.post(ctx, darajaPathSTKPush, body, false)
 	if err != nil {
@@ -809,7 +810,7 @@ func (d *Daraja) Push(ctx context.Context, req PushRequest) (Result, error) {
 		if err := json.Unmarshal(data, &ack); err != nil {
 			return Result{}, fmt.Errorf("provider: daraja: malformed M-Pesa Express answer: %w", err)
 		}
-		if code := jsonText(ack.ResponseCode); code != "0" || ack.CheckoutRequestID == "" {
+		if code := darajaJSONText(ack.ResponseCode); code != "0" || ack.CheckoutRequestID == "" {
 			// Not the documented acceptance; whether a prompt went out is not known.
 			return Result{}, fmt.Errorf("provider: daraja: M-Pesa Express answered ResponseCode %q without acceptance: %s",
 				truncateUpstreamText(code), truncateUpstreamText(ack.ResponseDescription))
@@ -880,11 +881,11 @@ func (d *Daraja) QuerySTK(ctx context.Context, checkoutRequestID string) (Result
 		return Result{}, fmt.Errorf("provider: daraja: M-Pesa Express Query answered about %q, asked about %q",
 			truncateUpstreamText(ans.CheckoutRequestID), checkoutRequestID)
 	}
-	code := jsonText(ans.ResultCode)
+	code := darajaJSONText(ans.ResultCode)
 	if code == "" {
 		return Result{}, errors.New("provider: daraja: M-Pesa Express Query answer has no ResultCode")
 	}
-	res := mapResultCode(darajaSTKResultCodes, code)
+	res := darajaMapCode(darajaSTKResultCodes, code)
 	res.ProviderReference, res.Message = checkoutRequestID, truncateUpstreamText(ans.ResultDesc)
 	return res, nil
 }
@@ -898,7 +899,7 @@ type STKResult struct {
 	ResultDesc        string
 	// Amount, MpesaReceiptNumber, TransactionDate (YYYYMMDDHHmmss, Kenya time) and PhoneNumber are
 	// the CallbackMetadata of a successful payment, as their JSON text ("1.00"); "" otherwise.
-	// PhoneNumber is the customer's full number: do not log it (MaskPhone).
+	// PhoneNumber is the customer's full number: never log it.
 	Amount             string
 	MpesaReceiptNumber string
 	TransactionDate    string
@@ -938,14 +939,14 @@ func ParseSTKCallback(body []byte) (STKResult, error) {
 	}
 	out := STKResult{
 		MerchantRequestID: cb.MerchantRequestID, CheckoutRequestID: cb.CheckoutRequestID,
-		ResultCode: jsonText(cb.ResultCode), ResultDesc: cb.ResultDesc,
+		ResultCode: darajaJSONText(cb.ResultCode), ResultDesc: cb.ResultDesc,
 	}
 	if out.ResultCode == "" {
 		return STKResult{}, fmt.Errorf("%w: no ResultCode", ErrCallbackPayload)
 	}
 	if cb.CallbackMetadata != nil {
 		for _, it := range cb.CallbackMetadata.Item {
-			v := jsonText(it.Value)
+			v := darajaJSONText(it.Value)
 			switch it.Name {
 			case "Amount":
 				out.Amount = v
@@ -958,7 +959,7 @@ func ParseSTKCallback(body []byte) (STKResult, error) {
 			}
 		}
 	}
-	out.Result = mapResultCode(darajaSTKResultCodes, out.ResultCode)
+	out.Result = darajaMapCode(darajaSTKResultCodes, out.ResultCode)
 	out.Result.ProviderReference = cb.CheckoutRequestID
 	out.Result.Message = truncateUpstreamText(cb.ResultDesc)
 	out.Result.Remark = out.MpesaReceiptNumber
@@ -981,10 +982,10 @@ func (d *Daraja) Disburse(ctx context.Context, req DisbursementRequest) (Result,
 	if req.Reference == "" {
 		return Result{}, fmt.Errorf("%w: empty reference", ErrDarajaInvalidRequest)
 	}
-	if err := checkKES(req.Currency); err != nil {
+	if err := darajaCheckKES(req.Currency); err != nil {
 		return Result{}, err
 	}
-	amount, err := wholeShillings(req.Amount)
+	amount, err := darajaWholeShillings(req.Amount)
 	if err != nil {
 		return Result{}, err
 	}
@@ -1014,7 +1015,7 @@ func (d *Daraja) Disburse(ctx context.Context, req DisbursementRequest) (Result,
 		return Result{}, err
 	}
 	if status == http.StatusOK {
-		ack, err := parseAck(darajaPathB2C, data)
+		ack, err := darajaParseAck(darajaPathB2C, data)
 		if err != nil {
 			return Result{}, err
 		}
@@ -1078,7 +1079,7 @@ type DarajaAck struct {
 	ResponseDescription      string
 }
 
-func parseAck(path string, data []byte) (DarajaAck, error) {
+func darajaParseAck(path string, data []byte) (DarajaAck, error) {
 	var raw struct {
 		OriginatorConversationID string
 		ConversationID           string
@@ -1088,7 +1089,7 @@ func parseAck(path string, data []byte) (DarajaAck, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return DarajaAck{}, fmt.Errorf("provider: daraja: malformed acknowledgement of %s: %w", path, err)
 	}
-	ack := DarajaAck{raw.OriginatorConversationID, raw.ConversationID, jsonText(raw.ResponseCode), truncateUpstreamText(raw.ResponseDescription)}
+	ack := DarajaAck{raw.OriginatorConversationID, raw.ConversationID, darajaJSONText(raw.ResponseCode), truncateUpstreamText(raw.ResponseDescription)}
 	if ack.ResponseCode != "0" || ack.ConversationID == "" {
 		return DarajaAck{}, fmt.Errorf("provider: daraja: %s answered ResponseCode %q without acceptance: %s",
 			path, truncateUpstreamText(ack.ResponseCode), ack.ResponseDescription)
@@ -1176,7 +1177,7 @@ func (d *Daraja) Reverse(ctx context.Context, r ReversalRequest) (DarajaAck, err
 	if r.TransactionID == "" || r.Reference == "" {
 		return DarajaAck{}, fmt.Errorf("%w: a reversal needs a TransactionID and a reference", ErrDarajaInvalidRequest)
 	}
-	amount, err := wholeShillings(r.Amount)
+	amount, err := darajaWholeShillings(r.Amount)
 	if err != nil {
 		return DarajaAck{}, err
 	}
@@ -1231,7 +1232,7 @@ func (d *Daraja) sendAsync(ctx context.Context, path string, body map[string]any
 	if status != http.StatusOK {
 		return DarajaAck{}, darajaErrorOf(path, status, data)
 	}
-	return parseAck(path, data)
+	return darajaParseAck(path, data)
 }
 
 // ---- results ----
@@ -1258,14 +1259,14 @@ type DarajaResult struct {
 // ParseResult decodes a result posted to a ResultURL. It does not authenticate it: the receiver
 // checks the path first (VerifyCallbackPath). Errors wrap ErrCallbackPayload.
 func ParseResult(body []byte) (DarajaResult, error) {
-	r, err := parseResultEnvelope(body)
+	r, err := darajaParseEnvelope(body)
 	if err != nil {
 		return DarajaResult{}, err
 	}
 	if r.ResultCode == "" {
 		return DarajaResult{}, fmt.Errorf("%w: no Result.ResultCode", ErrCallbackPayload)
 	}
-	r.Result = mapResultCode(darajaResultCodes, r.ResultCode)
+	r.Result = darajaMapCode(darajaResultCodes, r.ResultCode)
 	r.Result.ProviderReference, r.Result.Message, r.Result.Remark = r.ConversationID, truncateUpstreamText(r.ResultDesc), r.TransactionID
 	return r, nil
 }
@@ -1276,7 +1277,7 @@ func ParseResult(body []byte) (DarajaResult, error) {
 // request will still be processed is not documented, and a payout is resolved by a Transaction
 // Status query (by OriginatorConversationID) or by an operator, never by paying again.
 func ParseQueueTimeout(body []byte) (DarajaResult, error) {
-	r, err := parseResultEnvelope(body)
+	r, err := darajaParseEnvelope(body)
 	if err != nil {
 		return DarajaResult{}, err
 	}
@@ -1284,7 +1285,7 @@ func ParseQueueTimeout(body []byte) (DarajaResult, error) {
 	return r, nil
 }
 
-func parseResultEnvelope(body []byte) (DarajaResult, error) {
+func darajaParseEnvelope(body []byte) (DarajaResult, error) {
 	if len(body) > MaxCallbackBody {
 		return DarajaResult{}, fmt.Errorf("%w: body larger than %d bytes", ErrCallbackPayload, MaxCallbackBody)
 	}
@@ -1309,7 +1310,7 @@ func parseResultEnvelope(body []byte) (DarajaResult, error) {
 	}
 	res := env.Result
 	out := DarajaResult{
-		ResultType: jsonText(res.ResultType), ResultCode: jsonText(res.ResultCode), ResultDesc: res.ResultDesc,
+		ResultType: darajaJSONText(res.ResultType), ResultCode: darajaJSONText(res.ResultCode), ResultDesc: res.ResultDesc,
 		OriginatorConversationID: res.OriginatorConversationID, ConversationID: res.ConversationID,
 		TransactionID: res.TransactionID, Parameters: map[string]string{},
 	}
@@ -1332,7 +1333,7 @@ func parseResultEnvelope(body []byte) (DarajaResult, error) {
 		}
 		for _, p := range list {
 			if p.Key != "" {
-				out.Parameters[p.Key] = jsonText(p.Value)
+				out.Parameters[p.Key] = darajaJSONText(p.Value)
 			}
 		}
 	}
@@ -1364,9 +1365,9 @@ func (r DarajaResult) Balances() ([]DarajaAccountBalance, error) {
 	return out, nil
 }
 
-// jsonText is the text of a JSON string or number ("" for absent or null): numbers keep their
+// darajaJSONText is the text of a JSON string or number ("" for absent or null): numbers keep their
 // literal text, so "1.00" stays "1.00" and codes like 1032 and "1032" read the same.
-func jsonText(raw json.RawMessage) string {
+func darajaJSONText(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return ""
@@ -1440,7 +1441,7 @@ var darajaResultCodes = map[string]darajaCode{
 	"R000002":    {StatusFailed, paygatev1.FailureProviderError},   // reversal or status: the original transaction is unknown
 }
 
-func mapResultCode(table map[string]darajaCode, code string) Result {
+func darajaMapCode(table map[string]darajaCode, code string) Result {
 	if c, ok := table[code]; ok {
 		return Result{Status: c.Status, Code: c.Code}
 	}
@@ -1449,28 +1450,30 @@ func mapResultCode(table map[string]darajaCode, code string) Result {
 
 // ---- bounded map ----
 
-// boundedMap is a map that forgets its oldest keys beyond max entries.
-type boundedMap struct {
+// darajaBoundedMap is a map that forgets its oldest keys beyond max entries.
+type darajaBoundedMap struct {
 	mu    sync.Mutex
 	max   int
 	m     map[string]any
 	order []string
 }
 
-func newBoundedMap(max int) *boundedMap { return &boundedMap{max: max, m: map[string]any{}} }
+func newDarajaBoundedMap(max int) *darajaBoundedMap {
+	return &darajaBoundedMap{max: max, m: map[string]any{}}
+}
 
-func (b *boundedMap) get(k string) (any, bool) {
+func (b *darajaBoundedMap) get(k string) (any, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	v, ok := b.m[k]
 	return v, ok
 }
 
-func (b *boundedMap) put(k string, v any) {
+func (b *darajaBoundedMap) put(k string, v any) {
 	b.update(k, func(any, bool) any { return v })
 }
 
-func (b *boundedMap) update(k string, f func(old any, had bool) any) {
+func (b *darajaBoundedMap) update(k string, f func(old any, had bool) any) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	old, had := b.m[k]
