@@ -197,7 +197,7 @@ docker-build: ## Build the container image.
 ##@ Dependencies
 
 .PHONY: controlplane
-controlplane: ## Build etcd and kube-apiserver into bin/ (skipped when present).
+controlplane: ## Build etcd, kube-apiserver and kube-controller-manager into bin/ (skipped when present).
 	ETCD_VERSION=$(ETCD_VERSION) KUBE_VERSION=$(KUBE_VERSION) LOCALBIN=$(LOCALBIN) hack/build-controlplane.sh
 
 .PHONY: helm

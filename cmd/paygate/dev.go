@@ -80,7 +80,7 @@ const devNamespace = "demo"
 // controllers, and writes a kubeconfig and the demo credentials. Ctrl-C stops everything.
 func runDev(args []string) int {
 	fs := flag.NewFlagSet("paygate dev", flag.ContinueOnError)
-	assets := fs.String("assets", "bin", "Directory holding the etcd and kube-apiserver binaries (make controlplane builds them).")
+	assets := fs.String("assets", "bin", "Directory holding the etcd, kube-apiserver and kube-controller-manager binaries (make controlplane builds them).")
 	stateDir := fs.String("state-dir", ".paygate/dev", "Directory for the kubeconfig, the demo credentials, etcd's data and the archive's database (kept across restarts).")
 	clean := fs.Bool("clean", false, "Start from nothing: remove the etcd data and the archive database kept in --state-dir first.")
 	var opts managerOptions
@@ -121,12 +121,16 @@ func runDev(args []string) int {
 
 func dev(ctx context.Context, assets, stateDir string, opts managerOptions, api apiserverOptions) (retErr error) {
 	etcdDir, _ := filepath.Abs(filepath.Join(stateDir, "etcd"))
+	kcmLog, _ := filepath.Abs(filepath.Join(stateDir, "kube-controller-manager.log"))
 	if _, err := os.Stat(etcdDir); err == nil {
 		fmt.Println("Starting etcd and kube-apiserver on loopback with the state kept in " + etcdDir + " (--clean starts from nothing) ...")
 	} else {
 		fmt.Println("Starting etcd and kube-apiserver on loopback ...")
 	}
-	cp, err := controlplane.Start(controlplane.Options{AssetsDir: assets, Scheme: kube.Scheme(), EtcdDataDir: etcdDir})
+	fmt.Println("Then kube-controller-manager with only its garbage collector and namespace controller (log: " + kcmLog + ") ...")
+	cp, err := controlplane.Start(controlplane.Options{AssetsDir: assets, Scheme: kube.Scheme(), EtcdDataDir: etcdDir,
+		// Owner references cascade and deleted namespaces go away, as in a real cluster.
+		ControllerManager: true, ControllerManagerLog: kcmLog})
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,9 @@
 // Copyright 2026 The Paygate Authors.
 // SPDX-License-Identifier: Apache-2.0
 
-// Package controlplane runs a local Kubernetes control plane (etcd and kube-apiserver, built into
-// bin/ by hack/build-controlplane.sh) with Paygate's CRDs installed. `paygate dev` and the
-// integration tests use it.
+// Package controlplane runs a local Kubernetes control plane (etcd, kube-apiserver and, when
+// asked, kube-controller-manager, built into bin/ by hack/build-controlplane.sh) with Paygate's
+// CRDs installed. `paygate dev` and the integration tests use it.
 package controlplane
 
 import (
@@ -36,18 +36,33 @@ type Options struct {
 	// EtcdDataDir, when set, keeps etcd's data there across starts (`paygate dev`); empty uses a
 	// temporary directory removed by Stop.
 	EtcdDataDir string
+	// ControllerManager also runs kube-controller-manager (from AssetsDir) with only the garbage
+	// collector and the namespace controller, so that deleting an owner deletes its dependents
+	// and a deleted namespace is emptied and removed, as in a real cluster.
+	ControllerManager bool
+	// ControllerManagerLog, when set, is the file kube-controller-manager logs to (truncated at
+	// Start). Empty keeps its log in a temporary file that Stop removes; the end of it is quoted
+	// when it fails to start.
+	ControllerManagerLog string
 }
 
 // ControlPlane is a running local control plane.
 type ControlPlane struct {
 	env *envtest.Environment
+	kcm *controllerManager
 	// Config reaches the API server as a cluster administrator.
 	Config *rest.Config
 }
 
-// Start starts etcd and kube-apiserver and installs the CRDs. Call Stop to end both processes.
+// Start starts etcd and kube-apiserver, installs the CRDs and, with Options.ControllerManager,
+// starts kube-controller-manager and waits until it has cascaded a deletion. Call Stop to end
+// every process.
 func Start(opts Options) (*ControlPlane, error) {
-	for _, bin := range []string{"etcd", "kube-apiserver"} {
+	bins := []string{"etcd", "kube-apiserver"}
+	if opts.ControllerManager {
+		bins = append(bins, ControllerManagerBinary)
+	}
+	for _, bin := range bins {
 		if _, err := os.Stat(filepath.Join(opts.AssetsDir, bin)); err != nil {
 			return nil, fmt.Errorf("%s is missing from %s: run hack/build-controlplane.sh (make controlplane): %w", bin, opts.AssetsDir, err)
 		}
@@ -73,15 +88,31 @@ func Start(opts Options) (*ControlPlane, error) {
 		// Start may fail after the processes are up (a CRD the API server refuses): end them.
 		return nil, errors.Join(fmt.Errorf("starting etcd and kube-apiserver: %w", err), env.Stop())
 	}
-	return &ControlPlane{env: env, Config: cfg}, nil
+	cp := &ControlPlane{env: env, Config: cfg}
+	if opts.ControllerManager {
+		// Stopped by startControllerManager itself when it fails.
+		cp.kcm, err = startControllerManager(context.Background(), filepath.Join(opts.AssetsDir, ControllerManagerBinary), env, cfg, opts.ControllerManagerLog)
+		if err != nil {
+			return nil, errors.Join(err, cp.Stop())
+		}
+	}
+	return cp, nil
 }
 
-// Stop ends kube-apiserver and etcd and removes their temporary data.
+// Stop ends kube-controller-manager (when running), kube-apiserver and etcd and removes their
+// temporary data.
 func (c *ControlPlane) Stop() error {
-	if err := c.env.Stop(); err != nil {
-		return fmt.Errorf("stopping the control plane: %w", err)
+	var errs []error
+	if c.kcm != nil {
+		if err := c.kcm.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping kube-controller-manager: %w", err))
+		}
+		c.kcm = nil
 	}
-	return nil
+	if err := c.env.Stop(); err != nil {
+		errs = append(errs, fmt.Errorf("stopping the control plane: %w", err))
+	}
+	return errors.Join(errs...)
 }
 
 // WriteKubeconfig writes a kubeconfig file for a cluster administrator to path (mode 0600).

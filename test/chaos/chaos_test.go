@@ -208,7 +208,8 @@ func (h *harness) setup() {
 
 	logf.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 	var err error
-	h.env, err = testenv.Start()
+	// With kube-controller-manager's garbage collector and namespace controller, as in a cluster.
+	h.env, err = testenv.Start(testenv.WithGarbageCollector())
 	if err != nil {
 		t.Fatalf("starting the control plane (make controlplane builds it): %v", err)
 	}

@@ -56,7 +56,9 @@ var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	ctx, cancel = context.WithCancel(context.Background())
 	var err error
-	env, err = testenv.Start()
+	// With kube-controller-manager's garbage collector and namespace controller: ownerReferences
+	// cascade and deleted namespaces go away, as in a real cluster.
+	env, err = testenv.Start(testenv.WithGarbageCollector())
 	Expect(err).NotTo(HaveOccurred(), "starting the control plane (make controlplane builds it)")
 	// Registered first, so the control plane stops even when a later step of the setup fails.
 	DeferCleanup(func() { Expect(env.Stop()).To(Succeed()) })

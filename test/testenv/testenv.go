@@ -2,8 +2,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package testenv starts what Paygate's integration tests run against: a real etcd and
-// kube-apiserver (built into bin/ by hack/build-controlplane.sh) with the CRDs installed, and the
-// real manager with every reconciler. Tests assert through an uncached client.
+// kube-apiserver (built into bin/ by hack/build-controlplane.sh) with the CRDs installed, when
+// asked kube-controller-manager's garbage collector and namespace controller, and the real
+// manager with every reconciler. Tests assert through an uncached client.
 package testenv
 
 import (
@@ -41,7 +42,7 @@ type Env struct {
 	managerDone chan error
 }
 
-// AssetsDir finds the directory with etcd and kube-apiserver: $KUBEBUILDER_ASSETS, else bin/ at
+// AssetsDir finds the directory with etcd, kube-apiserver and kube-controller-manager: $KUBEBUILDER_ASSETS, else bin/ at
 // the module root.
 func AssetsDir() (string, error) {
 	if d := os.Getenv("KUBEBUILDER_ASSETS"); d != "" {
@@ -73,13 +74,28 @@ func ModuleRoot() (string, error) {
 	}
 }
 
-// Start starts the control plane.
-func Start() (*Env, error) {
+// Option adjusts the control plane Start starts.
+type Option func(*controlplane.Options)
+
+// WithGarbageCollector also runs kube-controller-manager with only the garbage collector and the
+// namespace controller (bin/kube-controller-manager): deleting an owner deletes its dependents and
+// a deleted namespace is emptied and goes away, as in a real cluster. Start returns once both
+// work. Without it nothing follows an ownerReference and deleted namespaces stay Terminating.
+func WithGarbageCollector() Option {
+	return func(o *controlplane.Options) { o.ControllerManager = true }
+}
+
+// Start starts the control plane: etcd and kube-apiserver, and what opts add.
+func Start(opts ...Option) (*Env, error) {
 	assets, err := AssetsDir()
 	if err != nil {
 		return nil, err
 	}
-	cp, err := controlplane.Start(controlplane.Options{AssetsDir: assets, Scheme: kube.Scheme()})
+	o := controlplane.Options{AssetsDir: assets, Scheme: kube.Scheme()}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	cp, err := controlplane.Start(o)
 	if err != nil {
 		return nil, err
 	}
