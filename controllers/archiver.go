@@ -293,28 +293,35 @@ func (a *Archiver) plan(s *archiveSnapshot, now time.Time) (units, blocked []arc
 		live[s.invoices[i].UID] = true
 	}
 	invoiceUIDs := map[types.UID]bool{}
+	invoiceByName := map[string]types.UID{}
 	latest := map[string][]int32{} // namespace/subscription → its two highest periods
 	for i := range s.invoices {
 		inv := &s.invoices[i]
 		invoiceUIDs[inv.UID] = true
+		invoiceByName[inv.Namespace+"/"+inv.Name] = inv.UID
 		key := inv.Namespace + "/" + inv.Spec.SubscriptionRef.Name
 		latest[key] = topTwo(latest[key], inv.Spec.Period)
 	}
+	// A charge belongs to the live invoice its label names (charges carry no owner reference, so
+	// that deleting a subscription or an invoice never takes money with it: docs/billing.md), or,
+	// for one created before that, the invoice that owns it.
 	chargesOf := map[types.UID][]*paygatev1.Payment{}
-	ownedByInvoice := func(p *paygatev1.Payment) bool {
+	invoiceOf := func(p *paygatev1.Payment) (types.UID, bool) {
+		if uid, ok := invoiceByName[p.Namespace+"/"+p.Labels[paygatev1.LabelInvoice]]; ok && p.Labels[paygatev1.LabelInvoice] != "" {
+			return uid, true
+		}
 		for _, o := range p.OwnerReferences {
 			if invoiceUIDs[o.UID] {
-				return true
+				return o.UID, true
 			}
 		}
-		return false
+		return "", false
 	}
+	ownedByInvoice := func(p *paygatev1.Payment) bool { _, ok := invoiceOf(p); return ok }
 	for i := range s.payments {
 		p := &s.payments[i]
-		for _, o := range p.OwnerReferences {
-			if invoiceUIDs[o.UID] {
-				chargesOf[o.UID] = append(chargesOf[o.UID], p)
-			}
+		if uid, ok := invoiceOf(p); ok {
+			chargesOf[uid] = append(chargesOf[uid], p)
 		}
 	}
 	claimed := map[types.UID]bool{}

@@ -36,6 +36,21 @@ func planPayment(name string, phase paygatev1.PaymentPhase, settledAgo time.Dura
 	return p
 }
 
+// planCharge is a charge of invoice inv, tied to it by label only (as charges are created now).
+func planCharge(name, inv string, phase paygatev1.PaymentPhase, settledAgo time.Duration) paygatev1.Payment {
+	p := planPayment(name, phase, settledAgo, "")
+	p.Labels = map[string]string{paygatev1.LabelInvoice: inv}
+	return p
+}
+
+// watchedPayment failed settledAgo with its last attempt still watched.
+func watchedPayment(name string, settledAgo time.Duration) paygatev1.Payment {
+	p := planPayment(name, paygatev1.PaymentFailed, settledAgo, "")
+	until := metav1.NewMicroTime(planNow.Add(time.Hour))
+	p.Status.Attempts = []paygatev1.PushAttempt{{Phase: paygatev1.AttemptPending, WatchUntil: &until}}
+	return p
+}
+
 func planPayout(name string, phase paygatev1.PayoutPhase, ago time.Duration) paygatev1.Payout {
 	p := paygatev1.Payout{ObjectMeta: planMeta(name, "")}
 	p.Status.Phase = phase
@@ -106,6 +121,23 @@ func TestArchiverPlan(t *testing.T) {
 				},
 			},
 			wantUnits: []string{"payments:older", "payments:newer,newer-completed"}, // owner first
+		},
+		{
+			name:      "charges name their invoice by label and leave with it; a charge whose invoice was deleted leaves alone; a watched payment stays",
+			retention: all,
+			snap: archiveSnapshot{
+				invoices: []paygatev1.Invoice{
+					planInvoice("inv-1", "sub-1", 1, paygatev1.InvoicePaid, 9*24*time.Hour),
+					planInvoice("inv-2", "sub-1", 2, paygatev1.InvoiceOpen, 0),
+					planInvoice("inv-3", "sub-1", 3, paygatev1.InvoiceOpen, 0),
+				},
+				payments: []paygatev1.Payment{
+					planCharge("inv-1-charge", "inv-1", paygatev1.PaymentSuccess, 9*24*time.Hour),
+					planCharge("orphan-charge", "inv-gone", paygatev1.PaymentSuccess, 9*24*time.Hour),
+					watchedPayment("watched", 9*24*time.Hour),
+				},
+			},
+			wantUnits: []string{"invoices:inv-1,inv-1-charge", "payments:orphan-charge"},
 		},
 		{
 			name:      "a payment whose delivery is still retrying waits, and counts in the lag",

@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/billing"
@@ -126,7 +125,7 @@ func (r *SubscriptionReconciler) unrecordCharge(ctx context.Context, s *subscrip
 }
 
 // sendCharge creates the charge Payment recorded as name: a push to the subscription's phone for
-// the invoice's amount, owned by the invoice; the payment controller pushes it. A Payment that
+// the invoice's amount, labelled with the invoice and the subscription; the payment controller pushes it. A Payment that
 // exists already (the create was repeated) is left as it is: each attempt is pushed once.
 func (r *SubscriptionReconciler) sendCharge(ctx context.Context, s *subscriptionScope, name string) (ctrl.Result, error) {
 	sub, inv := s.sub, s.invoice
@@ -167,9 +166,8 @@ func (r *SubscriptionReconciler) sendCharge(ctx context.Context, s *subscription
 			PushRequest: &paygatev1.PushRequest{Sequence: 1, Phone: sub.Spec.CustomerPhone, RequestedAt: *ptrTime(s.now)},
 		},
 	}
-	if err := controllerutil.SetControllerReference(inv, p, r.Scheme()); err != nil {
-		return ctrl.Result{}, err
-	}
+	// No owner reference: deleting the subscription or the invoice never deletes a charge, whose
+	// money may have moved (docs/billing.md, Deleting billing objects). The labels tie it to both.
 	if err := r.Create(ctx, p); err != nil && !apierrors.IsAlreadyExists(err) {
 		return ctrl.Result{}, fmt.Errorf("creating charge %s of invoice %s: %w", name, inv.Name, err)
 	}

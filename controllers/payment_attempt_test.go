@@ -5,6 +5,7 @@ package controllers
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -320,5 +321,35 @@ func TestPaymentPassNeeded(t *testing.T) {
 	}
 	if !paymentPassNeeded.Create(event.CreateEvent{Object: base}) || !paymentPassNeeded.Delete(event.DeleteEvent{Object: base}) {
 		t.Error("creates and deletes must reach the controller")
+	}
+}
+
+// TestAChargeIsReleasedFromItsInvoice: a charge an earlier version created with its invoice as
+// owner loses that owner reference (deleting billing objects never takes money with it); other
+// owners and other payments are left alone.
+func TestAChargeIsReleasedFromItsInvoice(t *testing.T) {
+	invoiceOwner := metav1.OwnerReference{APIVersion: paygatev1.GroupVersion.String(), Kind: "Invoice", Name: "inv-1", UID: "uid-inv"}
+	otherOwner := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "keep", UID: "uid-cm"}
+	for _, tt := range []struct {
+		name   string
+		labels map[string]string
+		owners []metav1.OwnerReference
+		want   int
+	}{
+		{"a charge owned by its invoice", map[string]string{paygatev1.LabelInvoice: "inv-1"}, []metav1.OwnerReference{invoiceOwner, otherOwner}, 1},
+		{"a charge without owners", map[string]string{paygatev1.LabelInvoice: "inv-1"}, nil, 0},
+		{"a payment that is no charge", nil, []metav1.OwnerReference{otherOwner}, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := rulesPayment(func(p *paygatev1.Payment) { p.Labels, p.OwnerReferences = tt.labels, tt.owners })
+			r, c := rulesReconciler(p, rulesGateway())
+			got, _, err := reconcilePayment(t, r, c, p, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.OwnerReferences) != tt.want || slices.ContainsFunc(got.OwnerReferences, isInvoiceOwner) {
+				t.Fatalf("owner references %+v; want %d, none an invoice", got.OwnerReferences, tt.want)
+			}
+		})
 	}
 }

@@ -93,7 +93,7 @@ type paymentScope struct {
 
 func paymentStatus(p *paygatev1.Payment) any { return &p.Status }
 
-// +kubebuilder:rbac:groups=paygate.dev,resources=payments,verbs=get;list;watch
+// +kubebuilder:rbac:groups=paygate.dev,resources=payments,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=paygate.dev,resources=payments/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=paygate.dev,resources=webhookdeliveries,verbs=get;list;watch;create
 
@@ -102,6 +102,9 @@ func (r *PaymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	p := &paygatev1.Payment{}
 	if err := r.Get(ctx, req.NamespacedName, p); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if err := r.releaseFromInvoice(ctx, p); err != nil {
+		return ctrl.Result{}, err
 	}
 	s := &paymentScope{payment: p, patch: newStatusPatch(r.Client, p, paymentStatus), now: r.Clock.Now()}
 	if p.Terminal() {
@@ -128,6 +131,25 @@ func (r *PaymentReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		}
 	}()
 	return runSteps(ctx, s, r.driveAttempt)
+}
+
+// releaseFromInvoice drops the invoice owner reference a charge created by an earlier version
+// carries, so that deleting its subscription or invoice cannot garbage-collect money that moved
+// (docs/billing.md, Deleting billing objects). Charges created now have none.
+func (r *PaymentReconciler) releaseFromInvoice(ctx context.Context, p *paygatev1.Payment) error {
+	if p.Labels[paygatev1.LabelInvoice] == "" || !slices.ContainsFunc(p.OwnerReferences, isInvoiceOwner) {
+		return nil
+	}
+	base := p.DeepCopy()
+	p.OwnerReferences = slices.DeleteFunc(p.OwnerReferences, isInvoiceOwner)
+	if err := r.Patch(ctx, p, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("releasing charge %s from its invoice: %w", p.Name, err))
+	}
+	return nil
+}
+
+func isInvoiceOwner(o metav1.OwnerReference) bool {
+	return o.Kind == "Invoice" && strings.HasPrefix(o.APIVersion, paygatev1.GroupVersion.Group+"/")
 }
 
 // summarizePayment sets the payment's Ready condition and observedGeneration from what the pass

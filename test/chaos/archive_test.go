@@ -441,12 +441,14 @@ func oldInEtcd(w *world, cutoff time.Time, deliveries bool) []string {
 	live := func(uid types.UID) bool { return w.archive == nil || w.archive.liveUIDs[uid] }
 	latest := map[string][]int32{}
 	liveInvoices := map[types.UID]bool{}
+	liveInvoiceNames := map[string]bool{} // namespace/name: charges name their invoice by label
 	for i := range w.invoices {
 		inv := &w.invoices[i]
 		if !live(inv.UID) {
 			continue
 		}
 		liveInvoices[inv.UID] = true
+		liveInvoiceNames[inv.Namespace+"/"+inv.Name] = true
 		k := inv.Namespace + "/" + inv.Spec.SubscriptionRef.Name
 		latest[k] = append(latest[k], inv.Spec.Period)
 	}
@@ -489,7 +491,7 @@ func oldInEtcd(w *world, cutoff time.Time, deliveries bool) []string {
 		if !live(p.UID) || !p.Terminal() {
 			continue
 		}
-		owned := false
+		owned := liveInvoiceNames[p.Namespace+"/"+p.Labels[paygatev1.LabelInvoice]]
 		for _, o := range p.OwnerReferences {
 			owned = owned || liveInvoices[o.UID]
 		}
