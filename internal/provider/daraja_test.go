@@ -924,7 +924,7 @@ func TestDarajaDocsTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := regexp.MustCompile("(?m)^\\| (STK|Result) \\| `([^`]+)` \\| (SUCCESS|FAILED) \\| `?([A-Z_]*)`? \\|")
+	row := regexp.MustCompile("(?m)^\\| (STK|Result) \\| `([^`]+)` \\| (SUCCESS|FAILED) \\| *`?([A-Z_]*)`? *\\|")
 	docs := map[string]darajaCode{}
 	for _, m := range row.FindAllStringSubmatch(string(data), -1) {
 		docs[m[1]+" "+m[2]] = darajaCode{Status(m[3]), paygatev1.FailureCode(m[4])}
