@@ -1222,7 +1222,10 @@ var pawapayRequiredComponents = []string{"@method", "@authority", "@path", "cont
 // From pawaPay's documentation (https://docs.pawapay.io/v2/docs/signatures,
 // https://docs.pawapay.io/v2/api-reference/toolkit/public-keys): callbacks are signed per RFC 9421
 // (HTTP Message Signatures) with Signature and Signature-Input headers, the body is bound by a
-// Content-Digest (RFC 9530), and the key is an ECDSA P-256 key served by the public-key endpoint.
+// Content-Digest (RFC 9530; "SHA256 or SHA-512 hash of the request body"), a custom
+// Signature-Date header carries the signing time
+// (https://docs.pawapay.io/v2/api-reference/deposits/deposit-callback), and the key is an ECDSA
+// P-256 key served by the public-key endpoint.
 // From pawaPay's signatures example (github.com/pawaPay/signatures-node-example), as the fake
 // implements it: the covered components ("@method" "@authority" "@path" "signature-date"
 // "content-digest" "content-type" "content-length"), the algorithm ecdsa-p256-sha256, a SHA-512

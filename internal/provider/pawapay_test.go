@@ -167,10 +167,17 @@ func TestPawapayIDs(t *testing.T) {
 	if p.DepositID("r") != PawapayDepositID("r") || p.PayoutID("r") != PawapayPayoutID("r") || p.RefundID("r") != PawapayRefundID("r") {
 		t.Fatal("methods differ from the functions")
 	}
-	// A fixed vector, so that a change of derivation (which would orphan every stored attempt)
-	// is noticed.
-	if got, want := PawapayDepositID("ref-1"), PawapayDepositID("ref-1"); got != want || PawapayDepositID("") == PawapayPayoutID("") {
-		t.Fatalf("domain separation: %s %s", got, want)
+	// Fixed vectors (SHA-256 of "paygate/pawapay/deposit/v1\x00ref-1" is eddb9b4fb27096b77383...,
+	// with the version and variant bits set), so that a change of derivation, which would orphan
+	// every attempt in flight, is noticed.
+	for _, v := range []struct{ got, want string }{
+		{PawapayDepositID("ref-1"), "eddb9b4f-b270-46b7-b383-840434dc5223"},
+		{PawapayPayoutID("ref-1"), "d26d6d16-0995-4f71-8d14-77ba89893d43"},
+		{PawapayRefundID("ref-1"), "697cdd5e-926b-46a7-ba10-9c450c55642d"},
+	} {
+		if v.got != v.want {
+			t.Fatalf("id %s, want %s", v.got, v.want)
+		}
 	}
 }
 
@@ -790,5 +797,75 @@ func TestPawapayTextMasksPhoneNumbers(t *testing.T) {
 	got := pawapayText("The phone number 255754000001 (+255754000002) is not valid; amount 1500.")
 	if strings.Contains(got, "754000001") || strings.Contains(got, "754000002") || !strings.Contains(got, "*********001") || !strings.Contains(got, "1500") {
 		t.Fatalf("masked: %q", got)
+	}
+}
+
+// TestPawapayUnusualAnswers covers answers the fake does not give, from a canned server.
+func TestPawapayUnusualAnswers(t *testing.T) {
+	id := PawapayDepositID("att-u")
+	tests := []struct {
+		name   string
+		status int
+		body   string
+		want   Result // zero: an error is expected
+	}{
+		{"REJECTED with UNKNOWN_ERROR is an unknown outcome", 200, `{"depositId":"` + id + `","status":"REJECTED","failureReason":{"failureCode":"UNKNOWN_ERROR","failureMessage":"m"}}`, Result{}},
+		{"500 UNKNOWN_ERROR", 500, `{"failureReason":{"failureCode":"UNKNOWN_ERROR","failureMessage":"m"}}`, Result{}},
+		{"bare 400 from a proxy", 400, `<html>bad request</html>`, Result{}},
+		{"400 without a failure code", 400, `{"status":"REJECTED"}`, Result{}},
+		{"401", 401, `{"failureReason":{"failureCode":"NO_AUTHENTICATION","failureMessage":"m"}}`, Result{}},
+		{"403 signature", 403, `{"failureReason":{"failureCode":"HTTP_SIGNATURE_ERROR","failureMessage":"m"}}`, Result{}},
+		{"answer for another id", 200, `{"depositId":"` + PawapayDepositID("other") + `","status":"ACCEPTED"}`, Result{}},
+		{"unknown initiation status", 200, `{"depositId":"` + id + `","status":"MAYBE"}`, Result{}},
+		{"not JSON", 200, `ACCEPTED`, Result{}},
+		{"redirect", 302, ``, Result{}},
+		{"403 deposits not allowed", 403, `{"depositId":"` + id + `","status":"REJECTED","failureReason":{"failureCode":"DEPOSITS_NOT_ALLOWED","failureMessage":"m"}}`,
+			Result{Status: StatusFailed, ProviderReference: id, Code: paygatev1.FailurePaymentDeclined, Message: "m"}},
+		{"REJECTED without a reason", 200, `{"depositId":"` + id + `","status":"REJECTED"}`,
+			Result{Status: StatusFailed, ProviderReference: id, Code: paygatev1.FailureProviderError}},
+		{"ACCEPTED without an id", 200, `{"status":"ACCEPTED"}`, Result{Status: StatusPending, ProviderReference: id}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tc.status == 302 {
+					w.Header().Set("Location", "https://elsewhere.example/v2/deposits")
+				}
+				w.WriteHeader(tc.status)
+				io.WriteString(w, tc.body)
+			}))
+			defer srv.Close()
+			p, err := NewPawapay(PawapayConfig{BaseURL: srv.URL, Token: "t", Provider: "VODACOM_TZA"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.Push(context.Background(), ppPush("att-u", "1000"))
+			if tc.want == (Result{}) {
+				if err == nil || errors.Is(err, ErrNotFound) {
+					t.Fatalf("got %+v %v, want an unknown-outcome error", got, err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %+v %v, want %+v", got, err, tc.want)
+			}
+		})
+	}
+
+	statusTests := []struct{ name, body string }{
+		{"FOUND without data", `{"status":"FOUND"}`},
+		{"unknown payment status", `{"status":"FOUND","data":{"depositId":"` + id + `","status":"SUBMITTED"}}`},
+		{"unknown answer status", `{"status":"MAYBE"}`},
+		{"data for another id", `{"status":"FOUND","data":{"depositId":"` + PawapayDepositID("other") + `","status":"COMPLETED"}}`},
+	}
+	for _, tc := range statusTests {
+		t.Run("status/"+tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, tc.body) }))
+			defer srv.Close()
+			p, _ := NewPawapay(PawapayConfig{BaseURL: srv.URL, Token: "t", Provider: "VODACOM_TZA"})
+			if got, err := p.PushStatus(context.Background(), ppPush("att-u", "1000")); err == nil || errors.Is(err, ErrNotFound) {
+				t.Fatalf("got %+v %v, want an error", got, err)
+			}
+		})
 	}
 }
