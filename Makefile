@@ -137,6 +137,18 @@ simulate: ## Attempt-engine simulation: SEEDS seeds (default 20000), or replay S
 		go test -count=1 -timeout 60m ./internal/attempt/ -run '^TestSimulation$$' -v -args -seeds=$(SEEDS) -steps=$(SIM_STEPS); \
 	fi
 
+# The controllers' simulation: the payment and payout Reconcile methods over a simulated API server,
+# cache, clock and provider (docs/reliability.md). `make test` runs 200 seeds.
+CTRL_SEEDS ?= 2000
+
+.PHONY: simulate-controllers
+simulate-controllers: ## Controllers' simulation: CTRL_SEEDS seeds (default 2000), or replay SEED=n with its steps.
+	@if [ "$(SEED)" != "0" ]; then \
+		go test -count=1 ./controllers/ -run '^TestControllersSimulation$$' -v -args -ctrl-seed=$(SEED); \
+	else \
+		go test -count=1 -timeout 60m ./controllers/ -run '^TestControllersSimulation$$' -v -args -ctrl-seeds=$(CTRL_SEEDS) | grep -v '^        '; \
+	fi
+
 .PHONY: test-short
 test-short: ## Unit tests only (no control plane).
 	go test $(GOFLAGS_TEST) $(DEV_TAGS) -short ./...

@@ -208,7 +208,7 @@ func (a *Archiver) Pass(ctx context.Context) (PassResult, error) {
 				note(u.kind, u.since)
 			}
 		}
-		failpoint.Hit(failpoint.ArchiveDeleted)
+		hitFailpoint(failpoint.ArchiveDeleted)
 		start = end
 	}
 	for _, k := range archive.Kinds {
@@ -432,7 +432,7 @@ func (a *Archiver) archiveBatch(ctx context.Context, units []archiveUnit, res *P
 		metrics.ArchiveErrors.WithLabelValues("archive").Inc()
 		return fmt.Errorf("archiving %d objects: %w", len(b.Payments)+len(b.Payouts)+len(b.Invoices)+len(b.WebhookDeliveries), err)
 	}
-	failpoint.Hit(failpoint.ArchiveCommitted)
+	hitFailpoint(failpoint.ArchiveCommitted)
 	for k, n := range r.Inserted {
 		res.Archived[k] += n
 		metrics.ArchivedObjects.WithLabelValues(string(k)).Add(float64(n))

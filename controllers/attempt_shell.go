@@ -13,6 +13,7 @@ import (
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/attempt"
+	"github.com/paygate/paygate/internal/failpoint"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -101,6 +102,10 @@ func runAttempt(ctx context.Context, in attempt.Input, calls attemptCalls) (atte
 	st.decision = d
 	return st, nil
 }
+
+// hitFailpoint is failpoint.Hit; the controllers' simulation replaces it to crash a pass in
+// process instead of killing it.
+var hitFailpoint = failpoint.Hit
 
 var errNoProvider = errors.New("the gateway's provider cannot be resolved")
 

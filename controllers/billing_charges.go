@@ -93,7 +93,7 @@ func (r *SubscriptionReconciler) charge(ctx context.Context, s *subscriptionScop
 	if err := r.saveInvoice(ctx, s); err != nil {
 		return ctrl.Result{}, fmt.Errorf("recording charge %s of invoice %s: %w", name, inv.Name, err)
 	}
-	failpoint.Hit(failpoint.ChargeRecorded)
+	hitFailpoint(failpoint.ChargeRecorded)
 	sub.Status.NextChargeAt = nil
 	return r.sendCharge(ctx, s, name)
 }

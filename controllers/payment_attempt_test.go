@@ -5,13 +5,19 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	testingclock "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,6 +29,7 @@ import (
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	webhookevents "github.com/paygate/paygate/internal/events"
 	"github.com/paygate/paygate/internal/kube"
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -352,4 +359,89 @@ func TestAChargeIsReleasedFromItsInvoice(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAnnouncementsWaitForTheWrite (issue hole 6): a pass whose status write loses the race
+// announces nothing: the late settlement's event and metric, the forgotten attempt's event and
+// metric, and the disbursement latency wait for the write that stores them.
+func TestAnnouncementsWaitForTheWrite(t *testing.T) {
+	conflicting := func(objs ...client.Object) client.Client {
+		return fake.NewClientBuilder().WithScheme(kube.Scheme()).WithObjects(objs...).WithStatusSubresource(objs[0]).
+			WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+				return apierrors.NewConflict(schema.GroupResource{Group: paygatev1.GroupVersion.Group, Resource: "payments"}, obj.GetName(), errors.New("changed"))
+			}}).Build()
+	}
+	announced := func(rec *events.FakeRecorder) []string {
+		var out []string
+		for {
+			select {
+			case e := <-rec.Events:
+				out = append(out, e)
+			default:
+				return out
+			}
+		}
+	}
+
+	t.Run("a late settlement", func(t *testing.T) {
+		p := initiatingPayment(func(p *paygatev1.Payment) {
+			a := &p.Status.Attempts[0]
+			a.Phase, a.WatchUntil = paygatev1.AttemptPending, ptrTime(rulesNow.Add(time.Hour))
+			p.Status.Phase, p.Status.Reason = paygatev1.PaymentFailed, string(paygatev1.FailureExpiredSession)
+		})
+		c := conflicting(p, rulesGateway())
+		rec := events.NewFakeRecorder(8)
+		before := testutil.ToFloat64(metrics.LateSettlements.WithLabelValues("sandbox"))
+		r := &PaymentReconciler{Client: c, APIReader: c, Recorder: rec, Clock: testingclock.NewFakePassiveClock(rulesNow), PollInterval: 2 * time.Second,
+			Providers: stubProviders{&scriptedProvider{dedup: true, status: provider.StatusSuccess, pushed: map[string]int{"shop.trx-a.1": 1}}}}
+		_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(p)})
+		if !onlyConflicts(err) {
+			t.Fatalf("the pass ended with %v, want the conflict", err)
+		}
+		if got := announced(rec); len(got) != 0 || testutil.ToFloat64(metrics.LateSettlements.WithLabelValues("sandbox")) != before {
+			t.Fatalf("a pass whose write lost announced %q and moved the metric", got)
+		}
+	})
+
+	t.Run("a forgotten push", func(t *testing.T) {
+		p := initiatingPayment(func(p *paygatev1.Payment) { p.Status.Attempts[0].Phase = paygatev1.AttemptPending })
+		c := conflicting(p, rulesGateway())
+		rec := events.NewFakeRecorder(8)
+		before := testutil.ToFloat64(metrics.ForgottenAttempts.WithLabelValues("push", "sandbox"))
+		r := &PaymentReconciler{Client: c, APIReader: c, Recorder: rec, Clock: testingclock.NewFakePassiveClock(rulesNow), PollInterval: 2 * time.Second,
+			Providers: stubProviders{&scriptedProvider{dedup: true}}} // knows nothing of the accepted push
+		_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(p)})
+		if !onlyConflicts(err) {
+			t.Fatalf("the pass ended with %v, want the conflict", err)
+		}
+		if got := announced(rec); len(got) != 0 || testutil.ToFloat64(metrics.ForgottenAttempts.WithLabelValues("push", "sandbox")) != before {
+			t.Fatalf("a pass whose write lost announced %q and moved the metric", got)
+		}
+	})
+
+	t.Run("a disbursement's latency", func(t *testing.T) {
+		po := unansweredPayout(1, nil, "")
+		po.Status.Attempt.Phase = paygatev1.AttemptPending
+		c := conflicting(po)
+		sampleBefore := histogramCount(t, "sandbox")
+		r := &PayoutReconciler{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(8), Clock: testingclock.NewFakePassiveClock(rulesNow),
+			PollInterval: 2 * time.Second, Providers: stubProviders{&disbursingProvider{known: true, status: provider.StatusSuccess}}}
+		_, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(po)})
+		if !onlyConflicts(err) {
+			t.Fatalf("the pass ended with %v, want the conflict", err)
+		}
+		if histogramCount(t, "sandbox") != sampleBefore {
+			t.Fatal("a pass whose write lost observed the disbursement's latency")
+		}
+	})
+}
+
+// histogramCount is how many observations paygate_disbursement_duration_seconds holds for env.
+func histogramCount(t *testing.T, env string) uint64 {
+	t.Helper()
+	m := &dto.Metric{}
+	if err := metrics.DisbursementLatency.WithLabelValues(env).(prometheus.Histogram).Write(m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount()
 }

@@ -273,8 +273,8 @@ func (r *PaymentReconciler) attemptCalls(s *paymentScope) attemptCalls {
 			}
 			return nil
 		},
-		sent:     func() { failpoint.Hit(failpoint.PaymentAttemptRecorded) },
-		answered: func() { failpoint.Hit(failpoint.PaymentProviderAnswered) },
+		sent:     func() { hitFailpoint(failpoint.PaymentAttemptRecorded) },
+		answered: func() { hitFailpoint(failpoint.PaymentProviderAnswered) },
 	}
 }
 

@@ -271,8 +271,8 @@ func (r *PayoutReconciler) attemptCalls(s *payoutScope) attemptCalls {
 			s.sent = true
 			return nil
 		},
-		sent:     func() { failpoint.Hit(failpoint.PayoutAttemptRecorded) },
-		answered: func() { failpoint.Hit(failpoint.PayoutProviderAnswered) },
+		sent:     func() { hitFailpoint(failpoint.PayoutAttemptRecorded) },
+		answered: func() { hitFailpoint(failpoint.PayoutProviderAnswered) },
 	}
 }
 
