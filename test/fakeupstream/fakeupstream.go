@@ -84,6 +84,18 @@ type Scenario struct {
 	DuplicateCallbacks int
 	// CallbackDelay waits this much real time more before sending the callback.
 	CallbackDelay time.Duration
+	// NotFoundQueries answers 404 NOT_FOUND to the first N status queries about the operation
+	// after accepting it, as real providers do for a while: the operation exists (a repeated POST
+	// with its reference is de-duplicated and answers it, and it settles and calls back as
+	// scripted), but status queries do not see it yet. Queries answered NOT_FOUND do not count
+	// against AmbiguousFor.
+	NotFoundQueries int
+	// NotFoundFor answers 404 NOT_FOUND to every status query made within this long after the POST
+	// that created the operation, by the fake's Clock, like NotFoundQueries. Both may be set: a
+	// query is answered NOT_FOUND while either holds (a query inside NotFoundFor consumes one of
+	// NotFoundQueries too). No callback is sent while the operation is hidden by NotFoundFor; it
+	// goes out when the window ends.
+	NotFoundFor time.Duration
 }
 
 // Server is a running fake upstream provider. Its methods are safe for concurrent use.
@@ -106,6 +118,10 @@ type Server struct {
 	scripts            map[string]Scenario
 	ops                map[opKey]*operation
 	posts              map[opKey]int
+	postTimes          map[opKey][]time.Time
+	created            map[opKey]int          // operations created per reference, forgotten ones included
+	forgotten          map[opKey][]*operation // operations dropped by Forget, oldest first
+	forgets            int
 	pushes             int
 	disbursements      int
 	seq                int
@@ -167,6 +183,7 @@ type operation struct {
 	scenario        Scenario
 	created         time.Time // by the fake's Clock
 	ambiguousLeft   int
+	notFoundLeft    int
 	callbackStarted bool
 }
 
@@ -183,6 +200,9 @@ func New(t testing.TB, opts Options) *Server {
 		scripts:        map[string]Scenario{},
 		ops:            map[opKey]*operation{},
 		posts:          map[opKey]int{},
+		postTimes:      map[opKey][]time.Time{},
+		created:        map[opKey]int{},
+		forgotten:      map[opKey][]*operation{},
 	}
 	if s.Token == "" {
 		s.Token = "fake-upstream-" + randomHex(t, 16)
@@ -230,6 +250,9 @@ func (s *Server) Script(msisdn string, sc Scenario) {
 	}
 	if sc.PostError != 0 && (sc.PostError < 100 || sc.PostError > 999) {
 		s.t.Fatalf("fakeupstream: Script(%s): PostError %d is not an HTTP status", msisdn, sc.PostError)
+	}
+	if sc.NotFoundQueries < 0 || sc.NotFoundFor < 0 {
+		s.t.Fatalf("fakeupstream: Script(%s): negative NotFoundQueries or NotFoundFor", msisdn)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -287,12 +310,60 @@ func (s *Server) DisbursementsFor(reference string) int {
 }
 
 // Forget drops every operation the fake has accepted, as a provider that lost its records
-// would: status queries about them answer 404. The counts of pushes and disbursements received
-// stay.
+// would: status queries about them answer 404, and a POST with one of their references creates a
+// new operation. The counts of pushes and disbursements received stay, and so does what the
+// provider did (Truth, OperationsFor).
 func (s *Server) Forget() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.forgetLocked()
+}
+
+// ForgetIf calls ok with the fake stopped (every request waits until ok returns) and forgets,
+// as Forget, only if ok returns true; it reports whether it forgot. A test uses it to forget at
+// a moment it chose by looking at the system under test: no request reaches the fake between
+// the look and the forgetting.
+func (s *Server) ForgetIf(ok func() bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !ok() {
+		return false
+	}
+	s.forgetLocked()
+	return true
+}
+
+func (s *Server) forgetLocked() {
+	for k, op := range s.ops {
+		s.forgotten[k] = append(s.forgotten[k], op)
+	}
 	s.ops = map[opKey]*operation{}
+	s.forgets++
+}
+
+// Forgets is the number of times the fake forgot everything (Forget, or ForgetIf that forgot).
+func (s *Server) Forgets() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.forgets
+}
+
+// OperationsFor is the number of operations created with this reference (collections and
+// disbursements), forgotten ones included: more than one is money moved twice. Repeated POSTs
+// the fake de-duplicated do not count (PushesFor and DisbursementsFor count them).
+func (s *Server) OperationsFor(reference string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.created[opKey{kindCollection, reference}] + s.created[opKey{kindDisbursement, reference}]
+}
+
+// PostTimes are the times (by the fake's Clock) of every POST received with this reference
+// (collections and disbursements), repeats included, oldest first.
+func (s *Server) PostTimes(reference string) []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := append([]time.Time(nil), s.postTimes[opKey{kindCollection, reference}]...)
+	return append(out, s.postTimes[opKey{kindDisbursement, reference}]...)
 }
 
 // Operations is the number of distinct operations recorded (collections and disbursements).
@@ -321,6 +392,40 @@ func (s *Server) Operation(reference string) (provider.Result, bool) {
 		s.t.Errorf("fakeupstream: %v", err)
 	}
 	return provider.Result{Status: st, ProviderReference: r.ProviderReference, Code: paygatev1.FailureCode(r.Code), Message: r.Message, Remark: r.Remark}, true
+}
+
+// Truth is what the provider did with the reference's newest operation (a collection, else a
+// disbursement), forgotten or not: its scripted outcome once settled by the fake's Clock
+// (whatever AmbiguousFor, NotFoundQueries or NotFoundFor would answer a status query now),
+// StatusPending before. It is what an operator learns by asking the provider's support, and
+// consumes nothing. ok is false when no operation was ever created with the reference.
+func (s *Server) Truth(reference string) (res provider.Result, ok bool) {
+	now := s.clock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var op *operation
+	for _, kind := range []string{kindCollection, kindDisbursement} {
+		k := opKey{kind, reference}
+		if op = s.ops[k]; op != nil {
+			break
+		}
+		if f := s.forgotten[k]; len(f) > 0 {
+			op = f[len(f)-1]
+			break
+		}
+	}
+	if op == nil {
+		return provider.Result{}, false
+	}
+	if !settled(op, now) {
+		return provider.Result{Status: provider.StatusPending, ProviderReference: op.providerRef}, true
+	}
+	st, code, msg := finalWire(op.scenario)
+	status, err := provider.ParseUpstreamStatus(st)
+	if err != nil {
+		s.t.Errorf("fakeupstream: %v", err)
+	}
+	return provider.Result{Status: status, ProviderReference: op.providerRef, Code: paygatev1.FailureCode(code), Message: msg}, true
 }
 
 // CallbacksDelivered is the number of callbacks the fake sent that were answered 2xx.
@@ -461,6 +566,7 @@ func (s *Server) create(r *http.Request, kind string) answer {
 	}
 	key := opKey{kind, req.Reference}
 	s.posts[key]++
+	s.postTimes[key] = append(s.postTimes[key], now)
 
 	if op := s.ops[key]; op != nil {
 		if op.req.MSISDN != req.MSISDN || op.req.Amount != req.Amount || op.req.Currency != req.Currency || op.req.Gateway != req.Gateway {
@@ -496,11 +602,13 @@ func (s *Server) create(r *http.Request, kind string) answer {
 		scenario:      sc,
 		created:       now,
 		ambiguousLeft: sc.AmbiguousFor,
+		notFoundLeft:  sc.NotFoundQueries,
 	}
 	s.ops[key] = op
+	s.created[key]++
 
 	if sc.Callback && req.CallbackURL != "" && outcome(sc) != provider.StatusPending {
-		if sc.SettleAfter <= 0 {
+		if sc.SettleAfter <= 0 && sc.NotFoundFor <= 0 {
 			op.callbackStarted = true
 			s.goCallbacksLocked(req.CallbackURL, callbackFor(op), sc.CallbackDelay, 1+sc.DuplicateCallbacks)
 		} else {
@@ -533,6 +641,14 @@ func (s *Server) get(kind, reference string) answer {
 	defer s.mu.Unlock()
 	op := s.ops[opKey{kind, reference}]
 	if op == nil {
+		return answer{status: http.StatusNotFound, body: wireError{"NOT_FOUND", "no operation with this reference"}}
+	}
+	hiddenFor := now.Before(op.created.Add(op.scenario.NotFoundFor))
+	if hiddenFor || op.notFoundLeft > 0 {
+		// Accepted, but not visible to status queries yet (Scenario.NotFoundQueries, NotFoundFor).
+		if op.notFoundLeft > 0 {
+			op.notFoundLeft--
+		}
 		return answer{status: http.StatusNotFound, body: wireError{"NOT_FOUND", "no operation with this reference"}}
 	}
 	v := s.view(op, now, true)
@@ -632,8 +748,8 @@ func (s *Server) goCallbacksLocked(target string, cb wireCallback, delay time.Du
 	}()
 }
 
-// goSettleCallbackLocked waits SettleAfter of real time, then sends the operation's callbacks
-// unless a status query already started them. Callers hold s.mu.
+// goSettleCallbackLocked waits SettleAfter (or NotFoundFor, when longer) of real time, then
+// sends the operation's callbacks unless a status query already started them. Callers hold s.mu.
 func (s *Server) goSettleCallbackLocked(op *operation) {
 	if s.closed {
 		return
@@ -641,7 +757,7 @@ func (s *Server) goSettleCallbackLocked(op *operation) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		if !s.sleep(s.ctx, op.scenario.SettleAfter) {
+		if !s.sleep(s.ctx, max(op.scenario.SettleAfter, op.scenario.NotFoundFor)) {
 			return
 		}
 		s.mu.Lock()

@@ -483,3 +483,86 @@ func TestCallbackSignedWithOtherSecretIsRejected(t *testing.T) {
 		t.Fatalf("failed %d delivered %d", f.CallbacksFailed(), f.CallbacksDelivered())
 	}
 }
+
+func TestNotFoundAfterAccepting(t *testing.T) {
+	clock := newFakeClock()
+	f := fakeupstream.New(t, fakeupstream.Options{Clock: clock.Now})
+	f.Script("+255700000020", fakeupstream.Scenario{NotFoundQueries: 2, AmbiguousFor: 1})
+	f.Script("+255700000021", fakeupstream.Scenario{NotFoundFor: 10 * time.Second, SettleAfter: time.Second, Outcome: provider.StatusFailed})
+	up := adapter(t, f, time.Second)
+	ctx := context.Background()
+
+	// The first two queries do not see it; the POST answered, and a repeat is de-duplicated.
+	res, err := up.Push(ctx, push("pay_q", "+255700000020", ""))
+	mustStatus(t, res, err, provider.StatusAmbiguous)
+	for i := range 2 {
+		if _, err := up.PushStatus(ctx, provider.PushRequest{Reference: "pay_q"}); !errors.Is(err, provider.ErrNotFound) {
+			t.Fatalf("query %d: %v, want ErrNotFound", i+1, err)
+		}
+	}
+	res, err = up.Push(ctx, push("pay_q", "+255700000020", ""))
+	mustStatus(t, res, err, provider.StatusAmbiguous)
+	if got, ok := f.Truth("pay_q"); !ok || got.Status != provider.StatusSuccess {
+		t.Fatalf("Truth = %+v, %v", got, ok)
+	}
+	// AmbiguousFor counts from the first query that sees the operation.
+	res, err = up.PushStatus(ctx, provider.PushRequest{Reference: "pay_q"})
+	mustStatus(t, res, err, provider.StatusAmbiguous)
+	res, err = up.PushStatus(ctx, provider.PushRequest{Reference: "pay_q"})
+	mustStatus(t, res, err, provider.StatusSuccess)
+	if f.PushesFor("pay_q") != 2 || f.OperationsFor("pay_q") != 1 || len(f.PostTimes("pay_q")) != 2 {
+		t.Fatalf("pushes %d, operations %d, post times %v", f.PushesFor("pay_q"), f.OperationsFor("pay_q"), f.PostTimes("pay_q"))
+	}
+
+	// Hidden for 10 s by the clock, however often it is asked; settled (failed) after 1 s.
+	res, err = up.Disburse(ctx, provider.DisbursementRequest{Reference: "po_t", Phone: "+255700000021", Amount: "1000", Currency: "TZS", Gateway: "MPESA_TZ"})
+	mustStatus(t, res, err, provider.StatusPending)
+	for range 5 {
+		if _, err := up.DisbursementStatus(ctx, provider.DisbursementRequest{Reference: "po_t"}); !errors.Is(err, provider.ErrNotFound) {
+			t.Fatalf("hidden disbursement: %v, want ErrNotFound", err)
+		}
+	}
+	clock.Step(2 * time.Second)
+	if got, _ := f.Truth("po_t"); got.Status != provider.StatusFailed {
+		t.Fatalf("Truth after settling = %+v", got)
+	}
+	if _, err := up.DisbursementStatus(ctx, provider.DisbursementRequest{Reference: "po_t"}); !errors.Is(err, provider.ErrNotFound) {
+		t.Fatalf("still hidden: %v, want ErrNotFound", err)
+	}
+	clock.Step(8 * time.Second)
+	res, err = up.DisbursementStatus(ctx, provider.DisbursementRequest{Reference: "po_t"})
+	mustStatus(t, res, err, provider.StatusFailed)
+}
+
+func TestForgetKeepsTheTruth(t *testing.T) {
+	f := fakeupstream.New(t, fakeupstream.Options{})
+	up := adapter(t, f, time.Second)
+	ctx := context.Background()
+	res, err := up.Push(ctx, push("pay_f", "+255712345678", ""))
+	mustStatus(t, res, err, provider.StatusSuccess)
+
+	if f.ForgetIf(func() bool { return false }) || f.Forgets() != 0 {
+		t.Fatal("ForgetIf forgot though told not to")
+	}
+	if !f.ForgetIf(func() bool { return true }) || f.Forgets() != 1 {
+		t.Fatal("ForgetIf did not forget")
+	}
+	if _, err := up.PushStatus(ctx, provider.PushRequest{Reference: "pay_f"}); !errors.Is(err, provider.ErrNotFound) {
+		t.Fatalf("forgotten: %v, want ErrNotFound", err)
+	}
+	if _, ok := f.Operation("pay_f"); ok {
+		t.Fatal("Operation still answers a forgotten operation")
+	}
+	if got, ok := f.Truth("pay_f"); !ok || got.Status != provider.StatusSuccess || got.ProviderReference != res.ProviderReference {
+		t.Fatalf("Truth of a forgotten operation = %+v, %v", got, ok)
+	}
+	// A provider that forgot does not de-duplicate: the same reference again is a second operation.
+	_, err = up.Push(ctx, push("pay_f", "+255712345678", ""))
+	mustStatus(t, res, err, provider.StatusSuccess)
+	if n := f.OperationsFor("pay_f"); n != 2 {
+		t.Fatalf("OperationsFor = %d, want 2", n)
+	}
+	if _, ok := f.Truth("pay_never"); ok || f.OperationsFor("pay_never") != 0 {
+		t.Fatal("Truth of a reference never sent")
+	}
+}
