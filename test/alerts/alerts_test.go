@@ -150,7 +150,7 @@ func TestAlertCoverage(t *testing.T) {
 	for _, want := range []string{
 		"PaygateReconcileErrors", "PaygatePaymentsStuckPending", "PaygateWebhooksAbandoned",
 		"PaygatePayoutsAmbiguous", "PaygateInvoiceChargesFailing", "PaygateArchiveLagging", "PaygateArchiveErrors", "PaygateLedgerDrift",
-		"PaygateLeaderAbsent", "PaygateAPIErrors", "PaygateAPILatency",
+		"PaygateLateSettlement", "PaygateLeaderAbsent", "PaygateAPIErrors", "PaygateAPILatency",
 	} {
 		if !alerts[want] {
 			t.Errorf("the chart's rules have no %s", want)

@@ -27,6 +27,7 @@ var (
 		"paygate_provider_requests_total",
 		"paygate_provider_request_duration_seconds", // histogram
 		"paygate_provider_forgotten_attempts_total",
+		"paygate_attempt_watches_total",
 		"paygate_webhook_attempts_total",
 		"paygate_webhooks_abandoned_total",
 		"paygate_payouts_total",
