@@ -433,11 +433,12 @@ func timeOf(t *metav1.Time) time.Time {
 
 // oldInEtcd lists the terminal objects in etcd that finished before cutoff and that the archiver
 // should have moved (docs/archive.md, The archiver): a subscription's two latest invoices and
-// the charges of an invoice still in etcd stay, whatever their age. Finished is the archiver's
+// the charges of an invoice still in etcd stay, whatever their age, and so does a payment or
+// payout whose attempt is still watched at now. Finished is the archiver's
 // own clock: a payment's settledAt, a payout's updatedAt, an invoice's paidAt or voidedAt, a
 // delivery's deliveredAt or last attempt, else the creation. With deliveries false, deliveries
 // stay (their retention is 0).
-func oldInEtcd(w *world, cutoff time.Time, deliveries bool) []string {
+func oldInEtcd(w *world, cutoff, now time.Time, deliveries bool) []string {
 	live := func(uid types.UID) bool { return w.archive == nil || w.archive.liveUIDs[uid] }
 	latest := map[string][]int32{}
 	liveInvoices := map[types.UID]bool{}
@@ -488,7 +489,7 @@ func oldInEtcd(w *world, cutoff time.Time, deliveries bool) []string {
 	}
 	for i := range w.payments {
 		p := &w.payments[i]
-		if !live(p.UID) || !p.Terminal() {
+		if !live(p.UID) || !p.Terminal() || p.Watched(now) {
 			continue
 		}
 		owned := liveInvoiceNames[p.Namespace+"/"+p.Labels[paygatev1.LabelInvoice]]
@@ -501,7 +502,7 @@ func oldInEtcd(w *world, cutoff time.Time, deliveries bool) []string {
 	}
 	for i := range w.payouts {
 		p := &w.payouts[i]
-		if at := firstNonZero(microOf(p.Status.UpdatedAt), p.CreationTimestamp.Time); live(p.UID) && p.Terminal() && at.Before(cutoff) {
+		if at := firstNonZero(microOf(p.Status.UpdatedAt), p.CreationTimestamp.Time); live(p.UID) && p.Terminal() && !p.Watched(now) && at.Before(cutoff) {
 			note("payout", p, at)
 		}
 	}
@@ -537,12 +538,16 @@ func (h *harness) drainArchive() {
 	deadline := start.Add(max(h.arch.after, h.arch.deliveriesAfter) + archiveSlack + 30*time.Second)
 	for {
 		w, err := h.etcdSnapshot()
-		if err == nil && len(oldInEtcd(w, time.Now().Add(time.Hour), h.arch.deliveriesAfter > 0)) == 0 {
+		var left []string
+		if err == nil {
+			left = oldInEtcd(w, time.Now().Add(time.Hour), time.Now(), h.arch.deliveriesAfter > 0)
+		}
+		if err == nil && len(left) == 0 {
 			h.t.Logf("chaos: the archiver moved every settled object within %s", time.Since(start).Round(time.Second))
 			return
 		}
 		if time.Now().After(deadline) {
-			h.t.Logf("chaos: settled objects still in etcd %s after the run converged", time.Since(start).Round(time.Second))
+			h.t.Logf("chaos: %d settled objects still in etcd %s after the run converged%s", len(left), time.Since(start).Round(time.Second), examples(left))
 			return
 		}
 		time.Sleep(2 * time.Second)
@@ -563,7 +568,7 @@ func (h *harness) checkArchive(w *world, f *figures, now time.Time) {
 	}
 	f.info("objects archived to PostgreSQL (rows per table)", "%s", strings.Join(perKind, ", "))
 	f.info("objects left in etcd at the end / stored (etcd and archive)", "%s", strings.Join(inEtcd, ", "))
-	old := oldInEtcd(w, now.Add(-(max(a.after, a.deliveriesAfter) + archiveSlack)), a.deliveriesAfter > 0)
+	old := oldInEtcd(w, now.Add(-(max(a.after, a.deliveriesAfter) + archiveSlack)), now, a.deliveriesAfter > 0)
 	f.zero(fmt.Sprintf("settled objects in etcd past retention + %s (etcd holds only live and recent objects)", archiveSlack), len(old), old)
 
 	var both, doubled []string

@@ -104,7 +104,8 @@ type harness struct {
 	rngMu sync.Mutex
 	rng   *mrand.Rand
 
-	arch *archiveRig
+	arch   *archiveRig
+	faults providerFaults
 
 	billingKick     chan struct{}
 	failpointRounds int
@@ -118,7 +119,9 @@ type harness struct {
 
 	mu         sync.Mutex
 	takeovers  []time.Duration
-	kills      map[string]int
+	kills      map[string]int // SIGKILLs, by kind
+	outages    map[string]int // the receiver taken down, the database cut: not kills
+	armed      map[string]int // failpoint -> rounds that armed it
 	fired      map[string]int // failpoint -> times it killed its manager
 	notReached map[string]int // failpoint armed but not reached in time
 	selfExits  map[string]int // processes that ended on their own, by kind and reason
@@ -138,11 +141,12 @@ func TestChaos(t *testing.T) {
 	kills := envInt("CHAOS_KILLS", 6)
 	workers := envInt("CHAOS_WORKERS", 2)
 	seed := uint64(envInt("CHAOS_SEED", int(time.Now().UnixNano()%1_000_000_007)))
-	t.Logf("chaos: %d kills, %d load workers, seed %d (CHAOS_SEED reproduces the choices)", kills, workers, seed)
+	t.Logf("chaos: %d kills (SIGKILL), %d load workers, seed %d (CHAOS_SEED reproduces the choices)", kills, workers, seed)
 
 	h := &harness{t: t, ctx: context.Background(), rng: mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		kills: map[string]int{}, fired: map[string]int{}, notReached: map[string]int{}, selfExits: map[string]int{}, secrets: map[string]string{},
-		billingKick: make(chan struct{}, 1)}
+		kills: map[string]int{}, outages: map[string]int{}, armed: map[string]int{}, fired: map[string]int{}, notReached: map[string]int{},
+		selfExits: map[string]int{}, secrets: map[string]string{}, billingKick: make(chan struct{}, 1)}
+	h.faults.asked = map[string]bool{}
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
 	h.runID = hex.EncodeToString(b)
@@ -156,9 +160,22 @@ func TestChaos(t *testing.T) {
 	sampleCtx, stopSampling := context.WithCancel(h.ctx)
 	defer stopSampling()
 	h.sample(sampleCtx)
+	operatorCtx, stopOperator := context.WithCancel(h.ctx)
+	defer stopOperator()
+	var operatorWG sync.WaitGroup
+	operatorWG.Add(1)
+	go func() {
+		defer operatorWG.Done()
+		h.operate(operatorCtx)
+	}()
 	loadCtx, stopLoad := context.WithCancel(h.ctx)
 	var loadWG sync.WaitGroup
 	h.runLoad(loadCtx, workers, &loadWG)
+	loadWG.Add(1)
+	go func() {
+		defer loadWG.Done()
+		h.forgetRounds(loadCtx)
+	}()
 	started := time.Now()
 
 	h.killLoop(kills)
@@ -172,6 +189,8 @@ func TestChaos(t *testing.T) {
 
 	h.converge(6 * time.Minute)
 	ran := time.Since(started)
+	stopOperator()
+	operatorWG.Wait()
 	h.drainArchive()
 	stopSampling()
 	h.arch.sampling.Wait()
@@ -374,8 +393,18 @@ func (h *harness) scriptUpstream() {
 	f.Script("+255713000106", fakeupstream.Scenario{DropPostConnection: true, SettleAfter: 500 * time.Millisecond, Callback: true})
 	f.Script("+255713000107", fakeupstream.Scenario{Outcome: provider.StatusPending})
 	f.Script("+255713000108", fakeupstream.Scenario{PostLatency: 1500 * time.Millisecond, SettleAfter: 500 * time.Millisecond})
-	// Settlement numbers: live-a's disbursements succeed at once; live-b's lose the connection
-	// on the POST and answer ambiguously twice before success.
+	// Accepted, then "not found" for a while, as real providers answer: for 3 s (the payment
+	// learns the provider forgot, then that it knows again); for two queries after a dropped
+	// answer (the push is sent again with the same reference, which the provider de-duplicates);
+	// for 30 s, past the payment's 20 s deadline (the payment expires, its attempt is watched, and
+	// the late success raises LateSettlement).
+	f.Script("+255713000110", fakeupstream.Scenario{NotFoundFor: 3 * time.Second, SettleAfter: 500 * time.Millisecond, Callback: true})
+	f.Script("+255713000111", fakeupstream.Scenario{DropPostConnection: true, NotFoundQueries: 2, SettleAfter: 500 * time.Millisecond})
+	f.Script("+255713000112", fakeupstream.Scenario{NotFoundFor: checkoutLifetime + 10*time.Second, SettleAfter: time.Second})
+	// Settlement numbers: live-a's disbursements hide for longer than --payout-ambiguous-after,
+	// so that the operator resolves them (hidingDisbursement, scripted again before each payout);
+	// live-b's lose the connection on the POST and answer ambiguously twice before success.
+	f.Script(hidingSettlement, hidingDisbursement(false))
 	f.Script("+255713000202", fakeupstream.Scenario{DropPostConnection: true, SettleAfter: 500 * time.Millisecond, AmbiguousFor: 2})
 }
 
@@ -533,10 +562,28 @@ func (h *harness) measureTakeover(old string, since time.Time) {
 	h.t.Errorf("no manager took the lease over within 60 s of %s", since.Format(time.TimeOnly))
 }
 
+// countKill counts a SIGKILL.
 func (h *harness) countKill(kind string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.kills[kind]++
+}
+
+// countOutage counts an outage (the receiver down, the database cut): not a kill.
+func (h *harness) countOutage(kind string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.outages[kind]++
+}
+
+func (h *harness) totalOutages() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, k := range h.outages {
+		n += k
+	}
+	return n
 }
 
 func (h *harness) totalKills() int {
@@ -551,8 +598,10 @@ func (h *harness) totalKills() int {
 
 // ---- kills ----
 
-// The kinds of kill, and the order of the first rounds: each kind once, so that the short run
-// covers them all (it goes on until they are done, whatever CHAOS_KILLS says).
+// The kinds of round, and the order of the first rounds: each kind once, so that the short run
+// covers them all (it goes on until they are done, whatever CHAOS_KILLS says). Leader, failpoint,
+// apiserver and archive failpoint rounds SIGKILL processes; receiver and archive outage rounds
+// take something off the network and kill nothing.
 const (
 	kindLeader = iota
 	kindFailpoint
@@ -566,16 +615,62 @@ var kindNames = []string{"leader", "failpoint", "apiserver", "receiver", "archiv
 
 var firstRounds = []int{kindLeader, kindFailpoint, kindAPIServer, kindReceiver, kindArchiveOutage, kindArchiveFailpoint}
 
-// killLoop kills until kills were counted and every kind had its turn: the first rounds take
-// every kind once, then kinds are drawn at random; failpoints take their turn in order, every
-// third failpoint round one of the archiver's.
+// maxPointTries is how many rounds arm one failpoint before the run gives up on it (and fails).
+const maxPointTries = 3
+
+// coveredPoints are the failpoints the run must reach: every write-ahead one, and the
+// archiver's when the archive is on.
+func (h *harness) coveredPoints() []string {
+	points := slices.Clone(failpoint.Points)
+	if h.arch != nil {
+		points = append(points, failpoint.ArchivePoints...)
+	}
+	return points
+}
+
+// uncovered are the points of points not reached yet that may still be armed again.
+func (h *harness) uncovered(points []string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, p := range points {
+		if h.fired[p] == 0 && h.armed[p] < maxPointTries {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// nextPoint is the failpoint a round of points arms: the first not reached yet (a point armed
+// but not reached in time gets the next round), then each in turn.
+func (h *harness) nextPoint(points []string, rounds int) string {
+	if u := h.uncovered(points); len(u) > 0 {
+		return u[0]
+	}
+	return points[rounds%len(points)]
+}
+
+// killLoop runs rounds until kills SIGKILLs were counted, every kind had its turn and every
+// failpoint was reached (or armed maxPointTries times): the first rounds take every kind once,
+// then failpoint rounds arm each point not reached yet, then kinds are drawn at random;
+// failpoints take their turn in order, every third failpoint round one of the archiver's.
 func (h *harness) killLoop(kills int) {
-	for round := 0; round < len(firstRounds) || h.totalKills() < kills; round++ {
+	for round := 0; ; round++ {
+		uncovered := h.uncovered(h.coveredPoints())
+		if round >= len(firstRounds) && len(uncovered) == 0 && h.totalKills() >= kills {
+			return
+		}
 		time.Sleep(time.Duration(300+h.intn(1700)) * time.Millisecond)
 		kind := kindLeader
-		if round < len(firstRounds) {
+		switch {
+		case round < len(firstRounds):
 			kind = firstRounds[round]
-		} else {
+		case len(uncovered) > 0:
+			kind = kindFailpoint
+			if slices.Contains(failpoint.ArchivePoints, uncovered[0]) {
+				kind = kindArchiveFailpoint
+			}
+		default:
 			switch n := h.intn(100); {
 			case n < 35:
 				kind = kindLeader
@@ -596,24 +691,24 @@ func (h *harness) killLoop(kills int) {
 		case kindLeader:
 			h.killLeader()
 		case kindFailpoint:
-			h.failpointRound(failpoint.Points[h.failpointRounds%len(failpoint.Points)])
+			h.failpointRound(h.nextPoint(failpoint.Points, h.failpointRounds))
 			h.failpointRounds++
 		case kindArchiveFailpoint:
-			h.failpointRound(failpoint.ArchivePoints[h.archiveRounds%len(failpoint.ArchivePoints)])
+			h.failpointRound(h.nextPoint(failpoint.ArchivePoints, h.archiveRounds))
 			h.archiveRounds++
 		case kindAPIServer:
 			h.killAPIServer()
 		case kindReceiver:
 			if h.rcv.isUp() {
-				h.countKill("webhook receiver down")
+				h.countOutage("webhook receiver down")
 				go h.receiverOutage()
 			}
 		case kindArchiveOutage:
 			if h.archiveOutage() {
-				h.countKill("archive outage")
+				h.countOutage("archive outage")
 			}
 		}
-		h.t.Logf("chaos: %s %d/%d kills (%s)", time.Now().Format("15:04:05.000"), h.totalKills(), kills, kindNames[kind])
+		h.t.Logf("chaos: %s %d/%d kills, %d outages (%s)", time.Now().Format("15:04:05.000"), h.totalKills(), kills, h.totalOutages(), kindNames[kind])
 	}
 }
 
@@ -662,6 +757,9 @@ func (h *harness) failpointRound(point string) {
 		hit = 1 + h.intn(2)
 	}
 	armed := fmt.Sprintf("%s:%d", point, hit)
+	h.mu.Lock()
+	h.armed[point]++
+	h.mu.Unlock()
 	// The armed standby is the harness's until the round ends: the supervisor leaves it alone.
 	s.ctl.Lock()
 	s.kill()

@@ -222,7 +222,7 @@ func (h *harness) check(ran time.Duration) figures {
 	now := time.Now()
 	var f figures
 
-	// Kills and leadership.
+	// Kills, outages, failpoints and leadership.
 	h.mu.Lock()
 	total, kinds := 0, []string{}
 	for k, n := range h.kills {
@@ -230,13 +230,20 @@ func (h *harness) check(ran time.Duration) figures {
 		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
 	}
 	sort.Strings(kinds)
-	fired := []string{}
-	for _, p := range sortedKeys(h.fired) {
-		fired = append(fired, fmt.Sprintf("%s %d", p, h.fired[p]))
+	outages := 0
+	for _, n := range h.outages {
+		outages += n
 	}
-	notReached := 0
-	for _, n := range h.notReached {
-		notReached += n
+	outageKinds := kindSummary(h.outages)
+	var fired, missed, never []string
+	for _, p := range h.coveredPoints() {
+		fired = append(fired, fmt.Sprintf("%s %d/%d", p, h.fired[p], h.armed[p]))
+		if n := h.notReached[p]; n > 0 {
+			missed = append(missed, fmt.Sprintf("%s %d", p, n))
+		}
+		if h.fired[p] == 0 {
+			never = append(never, fmt.Sprintf("%s (armed %d times)", p, h.armed[p]))
+		}
 	}
 	takeovers := append([]time.Duration(nil), h.takeovers...)
 	selfExits := kindSummary(h.selfExits)
@@ -245,8 +252,13 @@ func (h *harness) check(ran time.Duration) figures {
 		selfExits = "none"
 	}
 	wantKills := envInt("CHAOS_KILLS", 6)
-	f.need("kills (SIGKILL, receiver and archive outages)", total >= wantKills, fmt.Sprintf(">= %d", wantKills), "%d: %s", total, strings.Join(kinds, ", "))
-	f.info("failpoints that killed the leader", "%s (armed but not reached in time: %d)", strings.Join(fired, ", "), notReached)
+	f.need("kills (SIGKILL only)", total >= wantKills, fmt.Sprintf(">= %d", wantKills), "%d: %s", total, strings.Join(kinds, ", "))
+	f.info("outages (the receiver down, the database cut: not kills)", "%d: %s", outages, orNone(outageKinds))
+	f.info("failpoints that killed the leader / rounds that armed them", "%s (armed but not reached in time: %s)", strings.Join(fired, ", "), orNone(strings.Join(missed, ", ")))
+	f.zero("failpoints never reached", len(never), never)
+	for _, p := range never {
+		t.Errorf("failpoint %s was never reached: the run must kill a manager at every failpoint", p)
+	}
 	f.info("processes that ended on their own (restarted by the harness)", "%s", selfExits)
 	f.info("run time (load and kills)", "%s", ran.Round(time.Second))
 	f.info("leader takeover after a kill, p50 / p99 / max", "%s / %s / %s over %d takeovers (lease %s)",
@@ -337,7 +349,7 @@ func (h *harness) check(ran time.Duration) figures {
 	// Payments and the provider's pushes.
 	phase := map[string]int{}
 	var double, unpushed []string
-	known := 0
+	known, resent := 0, 0
 	for i := range w.payments {
 		p := &w.payments[i]
 		phase[string(p.Spec.Environment)+" "+string(p.Status.Phase)+reasonSuffix(p.Status.Reason)]++
@@ -345,24 +357,28 @@ func (h *harness) check(ran time.Duration) figures {
 			continue
 		}
 		for _, a := range p.Status.Attempts {
+			// POSTs received; a push sent again with the same reference (a send whose answer was
+			// lost, then "not found") is de-duplicated by the provider: one operation.
 			n := h.fake.PushesFor(a.Reference)
 			known += n
-			switch {
-			case n > 1:
-				double = append(double, fmt.Sprintf("%s pushed %d times", a.Reference, n))
+			resent += max(0, n-1)
+			switch ops := h.fake.OperationsFor(a.Reference); {
+			case ops > 1:
+				double = append(double, fmt.Sprintf("%s performed %d times (%d pushes)", a.Reference, ops, n))
 			case n == 0:
 				unpushed = append(unpushed, a.Reference)
 			}
 		}
 	}
 	f.info("payments by environment and outcome", "%d: %s", len(w.payments), kindSummary(phase))
-	f.zero("provider pushes per attempt reference above 1 (double pushes)", len(double), double)
+	f.zero("provider operations per push attempt reference above 1 (double pushes)", len(double), double)
+	f.info("pushes sent again with the same reference (de-duplicated by the provider)", "%d", resent)
 	f.zero("attempt references never pushed", len(unpushed), unpushed)
 	f.zero("pushes with a reference no attempt recorded", h.fake.Pushes()-known, nil)
 
 	// Payouts and disbursements.
 	var doubleD, undisbursed, mismatch []string
-	knownD := 0
+	knownD, resentD := 0, 0
 	requested, paid := map[string]int{}, map[string]int{}
 	paidAmount := map[string]*big.Rat{}
 	for i := range w.payouts {
@@ -382,13 +398,15 @@ func (h *harness) check(ran time.Duration) figures {
 		ref := p.Status.Attempt.Reference
 		n := h.fake.DisbursementsFor(ref)
 		knownD += n
-		switch {
-		case n > 1:
-			doubleD = append(doubleD, fmt.Sprintf("%s disbursed %d times", ref, n))
+		resentD += max(0, n-1)
+		switch ops := h.fake.OperationsFor(ref); {
+		case ops > 1:
+			doubleD = append(doubleD, fmt.Sprintf("%s disbursed %d times (%d requests)", ref, ops, n))
 		case n == 0:
 			undisbursed = append(undisbursed, ref)
 		}
-		if res, ok := h.fake.Operation(ref); ok {
+		// What the provider did, forgotten or not; an operation not settled yet decides nothing.
+		if res, ok := h.fake.Truth(ref); ok && res.Status != provider.StatusPending {
 			if (res.Status == provider.StatusSuccess) != (p.Status.Phase == paygatev1.PayoutSuccess) {
 				mismatch = append(mismatch, fmt.Sprintf("payout %s is %s, the provider says %s", p.Name, p.Status.Phase, res.Status))
 			}
@@ -402,9 +420,13 @@ func (h *harness) check(ran time.Duration) figures {
 		f.info("payouts paid / requested ("+env+")", "%d / %d, TZS %s paid", paid[env], requested[env], amt)
 	}
 	f.zero("provider disbursements per payout reference above 1 (double disbursements)", len(doubleD), doubleD)
+	f.info("disbursements sent again with the same reference (de-duplicated by the provider)", "%d", resentD)
 	f.zero("payout references never disbursed", len(undisbursed), undisbursed)
 	f.zero("disbursements with a reference no payout recorded", h.fake.Disbursements()-knownD, nil)
 	f.zero("payouts whose outcome differs from the provider's", len(mismatch), mismatch)
+
+	// The provider's faults and the operator's verdicts.
+	h.checkProvider(w, &f, now)
 
 	// Balances.
 	h.checkBalances(w, &f)

@@ -203,6 +203,9 @@ var livePhones = []string{
 	"+255713000107", // never answers: expires
 	"+255713000108", // answers after 1.5 s, past the gateway's 1 s timeout
 	"+255713000109", // success at once, no callback
+	"+255713000110", // accepted, then "not found" for 3 s; success, callback
+	"+255713000111", // the connection drops on the push, then "not found" twice: sent again; success
+	"+255713000112", // accepted, then "not found" for 30 s, past the deadline: a late success
 }
 
 // renewals is how many periods a paying subscriber renews for.
@@ -265,6 +268,11 @@ func (h *harness) createPayment(ctx context.Context, m *merchant, phone string, 
 // createPayout asks for a payout with a fresh Idempotency-Key.
 func (h *harness) createPayout(ctx context.Context, m *merchant, amount string) *request {
 	key := h.nextRef("po")
+	if m.settlement == hidingSettlement {
+		// The next disbursement hides, then succeeds or fails (the operator resolves it). A
+		// concurrent payout may take this scenario instead: the checks read each operation's own.
+		h.fake.Script(hidingSettlement, hidingDisbursement(h.intn(3) == 0))
+	}
 	r := h.send(ctx, m, "payout", key, h.intn(8) == 0, func(ctx context.Context, c *paygate.Client) (string, error) {
 		out, err := c.CreatePayout(ctx, paygate.PayoutRequest{Amount: json.Number(amount)}, key)
 		if err != nil {

@@ -322,11 +322,15 @@ func (s *Server) Forget() {
 // ForgetIf calls ok with the fake stopped (every request waits until ok returns) and forgets,
 // as Forget, only if ok returns true; it reports whether it forgot. A test uses it to forget at
 // a moment it chose by looking at the system under test: no request reaches the fake between
-// the look and the forgetting.
-func (s *Server) ForgetIf(ok func() bool) bool {
+// the look and the forgetting. ok may ask holds whether the fake holds an operation with a
+// reference (a collection or a disbursement); it must not call the Server's methods.
+func (s *Server) ForgetIf(ok func(holds func(reference string) bool) bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !ok() {
+	holds := func(reference string) bool {
+		return s.ops[opKey{kindCollection, reference}] != nil || s.ops[opKey{kindDisbursement, reference}] != nil
+	}
+	if !ok(holds) {
 		return false
 	}
 	s.forgetLocked()
