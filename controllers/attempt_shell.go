@@ -27,6 +27,10 @@ type attemptCalls struct {
 	// writeAhead stores rec, the record of a send about to happen, under the optimistic lock: a
 	// pass that read a stale object conflicts here and sends nothing.
 	writeAhead func(ctx context.Context, rec attempt.Record) error
+	// recorded is the result of a verified callback recorded on the object for this attempt
+	// (paygatev1.AnnotationProviderResult), for a provider whose results arrive only by callback;
+	// nil or false: none.
+	recorded func() (provider.Result, bool)
 	// sent and answered are failpoints around a send (nil: none).
 	sent, answered func()
 }
@@ -42,6 +46,8 @@ type attemptStep struct {
 	// sendErr is the error of a send whose outcome is unknown; providerErr the error of a query
 	// that got no answer.
 	sendErr, providerErr error
+	// awaitingCallback: the provider answers only by callback, and none is recorded yet.
+	awaitingCallback bool
 }
 
 // runAttempt is the thin shell around attempt.Decide: it runs the decision's action, feeds the
@@ -84,7 +90,16 @@ func runAttempt(ctx context.Context, in attempt.Input, calls attemptCalls) (atte
 			} else {
 				res, err = calls.query(ctx, calls.prov)
 			}
-			if err != nil && !errors.Is(err, provider.ErrNotFound) {
+			if errors.Is(err, provider.ErrAnswersByCallback) {
+				// No status query: the verified callback's result, recorded on the object, is the
+				// answer; without one the attempt waits for it (not a provider failure).
+				if rec, ok := recordedResult(calls); ok {
+					res, err = rec, nil
+				} else {
+					st.awaitingCallback = true
+				}
+			}
+			if err != nil && !errors.Is(err, provider.ErrNotFound) && !st.awaitingCallback {
 				if calls.prov != nil {
 					st.providerErr = err // else the caller has the reason it could not ask
 				}
@@ -106,6 +121,22 @@ func runAttempt(ctx context.Context, in attempt.Input, calls attemptCalls) (atte
 // hitFailpoint is failpoint.Hit; the controllers' simulation replaces it to crash a pass in
 // process instead of killing it.
 var hitFailpoint = failpoint.Hit
+
+func recordedResult(calls attemptCalls) (provider.Result, bool) {
+	if calls.recorded == nil {
+		return provider.Result{}, false
+	}
+	return calls.recorded()
+}
+
+// recordedCallback reads the AnnotationProviderResult of an object for the attempt reference.
+func recordedCallback(annotations map[string]string, reference string) (provider.Result, bool) {
+	ref, status, code, ok := paygatev1.ParseProviderResult(annotations[paygatev1.AnnotationProviderResult])
+	if !ok || ref != reference {
+		return provider.Result{}, false
+	}
+	return provider.Result{Status: provider.Status(status), Code: paygatev1.FailureCode(code)}, true
+}
 
 var errNoProvider = errors.New("the gateway's provider cannot be resolved")
 

@@ -273,6 +273,12 @@ func (r *PaymentReconciler) attemptCalls(s *paymentScope) attemptCalls {
 			}
 			return nil
 		},
+		recorded: func() (provider.Result, bool) {
+			if a := p.LatestAttempt(); a != nil {
+				return recordedCallback(p.Annotations, a.Reference)
+			}
+			return provider.Result{}, false
+		},
 		sent:     func() { hitFailpoint(failpoint.PaymentAttemptRecorded) },
 		answered: func() { hitFailpoint(failpoint.PaymentProviderAnswered) },
 	}

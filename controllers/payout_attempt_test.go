@@ -156,3 +156,45 @@ func TestAWatchedPayoutReportsALateOutcome(t *testing.T) {
 		t.Fatalf("LateSettlement %+v, watched %v, phase %s; want True SettledAfterFailure, no longer watched, still failed", c, got.Watched(rulesNow), got.Status.Phase)
 	}
 }
+
+// callbackOnlyProvider accepts disbursements and has no status query: results arrive only by
+// callback (Daraja's B2C).
+type callbackOnlyProvider struct{ disbursingProvider }
+
+func (p *callbackOnlyProvider) Capabilities() provider.Capabilities {
+	return provider.Capabilities{ResultsByCallback: true}
+}
+
+func (p *callbackOnlyProvider) DisbursementStatus(context.Context, provider.DisbursementRequest) (provider.Result, error) {
+	return provider.Result{}, provider.ErrAnswersByCallback
+}
+
+// TestAResultByCallbackOnly: a provider that answers only at a result URL leaves the payout
+// waiting (no provider failure, nothing sent again) until the apiserver records the verified
+// callback's result for the attempt; a result recorded for another reference is ignored.
+func TestAResultByCallbackOnly(t *testing.T) {
+	for _, tt := range []struct {
+		recorded string
+		want     paygatev1.PayoutPhase
+	}{
+		{"", paygatev1.PayoutProcessing},
+		{"shop.po-other SUCCESS", paygatev1.PayoutProcessing},
+		{"shop.po-1 SUCCESS", paygatev1.PayoutSuccess},
+		{"shop.po-1 FAILED INVALID_ACCOUNT", paygatev1.PayoutFailed},
+	} {
+		p := unansweredPayout(1, nil, "")
+		p.Status.Attempt.Phase = paygatev1.AttemptPending
+		if tt.recorded != "" {
+			p.Annotations = map[string]string{paygatev1.AnnotationProviderResult: tt.recorded}
+		}
+		prov := &callbackOnlyProvider{}
+		got := reconcilePayout(t, p, prov)
+		ready := meta.FindStatusCondition(got.Status.Conditions, paygatev1.ConditionReady)
+		if got.Status.Phase != tt.want || prov.count("shop.po-1") != 0 || (ready != nil && ready.Reason == ReasonProviderUnreachable) {
+			t.Errorf("recorded %q: payout %s, %d disbursements, Ready %+v; want %s, none, not ProviderUnreachable", tt.recorded, got.Status.Phase, prov.count("shop.po-1"), ready, tt.want)
+		}
+		if tt.want == paygatev1.PayoutFailed && got.Status.Reason != "INVALID_ACCOUNT" {
+			t.Errorf("reason %q, want the callback's code", got.Status.Reason)
+		}
+	}
+}

@@ -271,6 +271,12 @@ func (r *PayoutReconciler) attemptCalls(s *payoutScope) attemptCalls {
 			s.sent = true
 			return nil
 		},
+		recorded: func() (provider.Result, bool) {
+			if a := p.Status.Attempt; a != nil {
+				return recordedCallback(p.Annotations, a.Reference)
+			}
+			return provider.Result{}, false
+		},
 		sent:     func() { hitFailpoint(failpoint.PayoutAttemptRecorded) },
 		answered: func() { hitFailpoint(failpoint.PayoutProviderAnswered) },
 	}

@@ -4,6 +4,7 @@
 package v1alpha1
 
 import (
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -240,6 +241,30 @@ type PaymentStatus struct {
 // ("<status> <RFC 3339 time>"), written by the apiserver. It only wakes the payment controller,
 // which then asks the provider: the callback is a hint, the status query the authority.
 const AnnotationProviderCallback = "paygate.dev/provider-callback"
+
+// AnnotationProviderResult on a Payment or Payout records the result of a verified callback from
+// a provider whose results arrive only by callback ("<reference> <STATUS> [<CODE>]": the attempt's
+// reference, SUCCESS, FAILED, PENDING or AMBIGUOUS, and a failure code), written by the apiserver.
+// The controller takes it as the provider's answer only for that attempt, and only where the
+// provider has no status query to confirm it (provider.ErrAnswersByCallback).
+const AnnotationProviderResult = "paygate.dev/provider-result"
+
+// ParseProviderResult reads an AnnotationProviderResult value.
+func ParseProviderResult(v string) (reference, status, code string, ok bool) {
+	fields := strings.Fields(v)
+	if len(fields) < 2 || len(fields) > 3 {
+		return "", "", "", false
+	}
+	switch fields[1] {
+	case "SUCCESS", "FAILED", "PENDING", "AMBIGUOUS":
+	default:
+		return "", "", "", false
+	}
+	if len(fields) == 3 {
+		code = fields[2]
+	}
+	return fields[0], fields[1], code, true
+}
 
 // ConditionLateSettlement on a failed Payment reports that the provider settled its last attempt
 // after the payment failed: money to refund or reconcile.

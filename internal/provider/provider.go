@@ -39,6 +39,11 @@ func (s Status) Terminal() bool { return s == StatusSuccess || s == StatusFailed
 // earlier call did not reach it, so it is safe to make the call (with the same reference).
 var ErrNotFound = errors.New("provider: no operation with this reference")
 
+// ErrAnswersByCallback is returned by a status query of a provider whose results arrive only by
+// callback to a result URL (Daraja's B2C): the attempt engine's shell then takes the verified
+// callback's result recorded on the object (paygatev1.AnnotationProviderResult), or waits for it.
+var ErrAnswersByCallback = errors.New("provider: this operation's result arrives only by callback")
+
 // PushRequest asks the customer to approve a collection on their phone.
 type PushRequest struct {
 	// Reference identifies this attempt; the provider performs one push per reference.
