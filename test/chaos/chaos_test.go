@@ -6,15 +6,18 @@
 // and etcd, a real PostgreSQL archive behind a proxy it can cut, the fake upstream provider over
 // HTTP and a real webhook receiver; drives a steady mixed load through the REST API with the Go
 // client; kills processes with SIGKILL (the leader at random moments and at every write-ahead and
-// archiver failpoint, an apiserver under load), takes the webhook receiver down and cuts the
-// database; then checks, over etcd and the archive merged, that no money moved twice, no balance
-// is wrong (and that the ledger check agrees), no request was lost or duplicated, no object is
-// stuck or stored twice or lost between etcd and the archive, etcd holds only live and recent
-// objects, every event went out once and arrived, and that no secret or phone number leaked into
-// a log, an Event or a status. It prints the figures as a table and fails when a required one is
-// off.
+// archiver failpoint, an apiserver under load; every failpoint must be reached or the run
+// fails), takes the webhook receiver down and cuts the database (outages, not kills), makes the
+// provider answer "not found" after accepting and forget everything now and then, and resolves
+// the payouts left in doubt as an operator would; then checks, over etcd and the archive merged,
+// that no money moved twice, no balance is wrong (and that the ledger check agrees), no request
+// was lost or duplicated, no object is stuck or stored twice or lost between etcd and the
+// archive, etcd holds only live and recent objects, every event went out once and arrived, no
+// disbursement followed an operator's verdict, every late success was reported, and that no
+// secret or phone number leaked into a log, an Event or a status. It prints the figures as a
+// table and fails when a required one is off.
 //
-//	KUBEBUILDER_ASSETS=$PWD/bin go test -count=1 -v ./test/chaos/            # the short run (6 kills)
+//	KUBEBUILDER_ASSETS=$PWD/bin go test -count=1 -v ./test/chaos/            # the short run (6 SIGKILLs asked)
 //	make chaos                                                               # CHAOS_KILLS=120
 package chaos
 

@@ -159,17 +159,30 @@ func (w *world) subscriptionOffsets() map[string]time.Duration {
 
 // converge waits until nothing moves any more (or within passes).
 func (h *harness) converge(within time.Duration) {
-	deadline := time.Now().Add(within)
+	start := time.Now()
+	deadline, nextLog := start.Add(within), start.Add(30*time.Second)
 	for {
 		w, err := h.snapshot()
+		var moving []string
 		if err == nil {
-			moving, _ := w.unsettled(time.Now(), w.subscriptionOffsets())
+			moving, _ = w.unsettled(time.Now(), w.subscriptionOffsets())
 			if len(moving) == 0 {
 				return
 			}
-			if time.Now().After(deadline) {
-				h.t.Logf("chaos: still moving after %s: %d objects, e.g. %s", within, len(moving), moving[0])
-				return
+		}
+		switch {
+		case time.Now().After(deadline) && err != nil:
+			h.t.Logf("chaos: still no snapshot after %s: %v", within, err)
+			return
+		case time.Now().After(deadline):
+			h.t.Logf("chaos: still moving after %s: %d objects%s", within, len(moving), examples(moving))
+			return
+		case time.Now().After(nextLog):
+			nextLog = nextLog.Add(30 * time.Second)
+			if err != nil {
+				h.t.Logf("chaos: converging for %s: reading the state: %v", time.Since(start).Round(time.Second), err)
+			} else {
+				h.t.Logf("chaos: converging for %s: %d objects still moving%s", time.Since(start).Round(time.Second), len(moving), examples(moving))
 			}
 		}
 		time.Sleep(2 * time.Second)
