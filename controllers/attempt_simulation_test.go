@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/billing"
 	"github.com/paygate/paygate/internal/kube"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/provider"
@@ -44,7 +45,7 @@ import (
 // steps; replay it with `make simulate-controllers SEED=n`.
 var (
 	ctrlSimSeed  = flag.Uint64("ctrl-seed", 0, "replay this seed of the controllers' simulation only")
-	ctrlSimSeeds = flag.Int("ctrl-seeds", 200, "how many seeds the controllers' simulation runs")
+	ctrlSimSeeds = flag.Int("ctrl-seeds", 150, "how many seeds the controllers' simulation runs")
 	ctrlSimSteps = flag.Int("ctrl-steps", 150, "steps per seed of the controllers' simulation")
 )
 
@@ -98,6 +99,10 @@ type ctrlWorld struct {
 	payments  []string
 	payouts   []string
 	looked    map[string]lookedVerdict // payout → what the operator saw
+	sub       *paygatev1.Subscription  // the subscription billed in this world, if any
+	window    billing.Window           // its plan's charging window
+	charges   map[string]bool          // charge payments seen
+	first     string                   // the subscription's first charge (sent at once, whatever the hour)
 	endedAt   map[string]time.Time
 	crashNext int // crash at the n-th write or failpoint from now (0: none)
 	dead      bool
@@ -117,18 +122,85 @@ func newCtrlWorld(seed uint64) *ctrlWorld {
 	rng := rand.New(rand.NewPCG(seed, seed*0x9e3779b97f4a7c15+1))
 	start := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	w := &ctrlWorld{rng: rng, clock: testingclock.NewFakeClock(start), dedup: rng.IntN(2) == 0,
-		looked: map[string]lookedVerdict{}, endedAt: map[string]time.Time{}}
+		looked: map[string]lookedVerdict{}, endedAt: map[string]time.Time{}, charges: map[string]bool{}}
 	merchant := &paygatev1.Merchant{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "duka"},
-		Spec: paygatev1.MerchantSpec{KYBStatus: paygatev1.KYBApproved, BusinessStatus: paygatev1.BusinessApproved, SettlementNumber: "+255712345678"}}
+		Spec: paygatev1.MerchantSpec{KYBStatus: paygatev1.KYBApproved, BusinessStatus: paygatev1.BusinessApproved, SettlementNumber: "+255712345678",
+			DisplayName: "Duka", Owner: "owner@duka.example", Currencies: []paygatev1.CurrencyCode{"TZS"}, Wallets: []paygatev1.Wallet{{Currency: "TZS"}}}}
 	// A plain object tracker: the default one builds a REST mapper on every write (a second per
 	// seed), and the simulation needs resource versions and conflicts, not managed fields.
 	tracker := clienttesting.NewObjectTracker(kube.Scheme(), serializer.NewCodecFactory(kube.Scheme()).UniversalDecoder())
 	w.api = fake.NewClientBuilder().WithScheme(kube.Scheme()).WithObjectTracker(tracker).WithObjects(merchant, rulesGateway()).
-		WithStatusSubresource(&paygatev1.Payment{}, &paygatev1.Payout{}).Build()
+		WithStatusSubresource(&paygatev1.Payment{}, &paygatev1.Payout{}, &paygatev1.Subscription{}, &paygatev1.Invoice{}, &paygatev1.BillingPlan{}).Build()
 	w.cache = &laggingCache{api: w.api, rng: rng, history: map[types.NamespacedName][]client.Object{}}
 	w.prov = &simProvider{w: w, ops: map[string]*simOperation{}, deadlines: map[string]time.Time{}}
-	w.logf("seed %d: dedup=%v", seed, w.dedup)
+	if rng.IntN(2) == 0 {
+		// Renewals come at the anchor's time of day: start the world minutes before the charging
+		// window closes (20:00 in Dar es Salaam, 17:00 UTC), where a prompt could outlive it.
+		w.clock.SetTime(time.Date(2026, 11, 27, 16, 30+rng.IntN(29), 0, 0, time.UTC))
+		w.subscribe()
+	}
+	w.logf("seed %d: dedup=%v subscription=%v", seed, w.dedup, w.sub != nil)
 	return w
+}
+
+// subscribe creates a monthly plan (charging window 08:00 to 20:00 in Dar es Salaam) and a
+// customer's subscription to it with the consent the API would record, billed from now on.
+func (w *ctrlWorld) subscribe() {
+	ctx := context.Background()
+	plan := &paygatev1.BillingPlan{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: paygatev1.BillingPlanName("duka", paygatev1.EnvironmentSandbox, "gold"),
+			Labels: map[string]string{paygatev1.LabelMerchant: "duka", paygatev1.LabelEnvironment: "sandbox"}},
+		Spec: paygatev1.BillingPlanSpec{MerchantRef: paygatev1.MerchantReference{Name: "duka"}, Environment: paygatev1.EnvironmentSandbox,
+			Code: "gold", Name: "Gold", Amount: "15000.00", Currency: "TZS", Interval: paygatev1.IntervalDay},
+	}
+	consent, err := billing.BuildConsent(billing.ConsentInput{TermsShown: "Gold: TZS 15,000 by USSD prompt each period. Cancel any time.", RecordedAt: w.clock.Now(), ClientIP: "196.249.1.7",
+		UserAgent: "duka-backend/2.1", Plan: &plan.Spec, BusinessID: "test_mk_qj33hpibayoahnbujh4loofg", Environment: paygatev1.EnvironmentSandbox})
+	if err != nil {
+		w.fail("building the consent: %v", err)
+		return
+	}
+	window, err := billing.NewWindow(plan.Spec.ChargingWindow)
+	if err != nil {
+		w.fail("the charging window: %v", err)
+		return
+	}
+	sub := &paygatev1.Subscription{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: paygatev1.SubscriptionName("qj33hpibayoahnbujh4loofg"),
+			Labels: map[string]string{paygatev1.LabelMerchant: "duka", paygatev1.LabelEnvironment: "sandbox", paygatev1.LabelPlanCode: "gold"}},
+		Spec: paygatev1.SubscriptionSpec{MerchantRef: paygatev1.MerchantReference{Name: "duka"}, Environment: paygatev1.EnvironmentSandbox,
+			PlanRef: paygatev1.BillingPlanReference{Name: plan.Name}, PlanCode: "gold", CustomerPhone: "+255712345678", Consent: consent},
+	}
+	plan.UID, sub.UID = "uid-plan", "uid-sub"
+	for _, o := range []client.Object{plan, sub} {
+		if err := w.api.Create(ctx, o); err != nil {
+			w.fail("creating %s: %v", o.GetName(), err)
+			return
+		}
+		w.cache.record(o)
+	}
+	w.sub, w.window = sub, window
+}
+
+// discoverCharges adds the charge payments the subscription controller created to the payments
+// the world reconciles, with their deadlines.
+func (w *ctrlWorld) discoverCharges() {
+	var list paygatev1.PaymentList
+	if err := w.api.List(context.Background(), &list, client.MatchingLabels{paygatev1.LabelSubscription: w.sub.Name}); err != nil {
+		w.fail("listing charges: %v", err)
+		return
+	}
+	for _, p := range list.Items {
+		if w.charges[p.Name] {
+			continue
+		}
+		w.charges[p.Name] = true
+		if w.first == "" {
+			w.first = p.Name
+		}
+		w.payments = append(w.payments, p.Name)
+		w.prov.deadlines["shop."+p.Name+".1"] = p.Spec.ExpiresAt.Time
+		w.logf("charge %s created, expires %s", p.Name, p.Spec.ExpiresAt.Format("Jan 2 15:04:05"))
+	}
 }
 
 func (w *ctrlWorld) logf(format string, args ...any) {
@@ -168,12 +240,12 @@ func (w *ctrlWorld) step() {
 		w.createPayment()
 	case n < 12 && len(w.payouts) < 3:
 		w.createPayout()
-	case n < 70:
+	case n < 64:
 		w.reconcileOne()
 	case n < 80:
 		d := time.Duration(w.rng.IntN(90)) * time.Second
-		if w.rng.IntN(8) == 0 {
-			d = time.Duration(1+w.rng.IntN(40)) * time.Hour
+		if w.rng.IntN(5) == 0 {
+			d = time.Duration(1+w.rng.IntN(30)) * time.Hour
 			w.faults++
 		}
 		w.clock.Step(d)
@@ -202,7 +274,6 @@ func (w *ctrlWorld) createPayment() {
 		p.Spec.ExpiresAt = metav1.NewTime(now.Add(time.Duration(1+w.rng.IntN(30)) * time.Minute).Truncate(time.Second))
 		p.Spec.PushRequest.RequestedAt = metav1.NewMicroTime(now)
 	})
-	p.UID = ""
 	if err := w.api.Create(context.Background(), p); err != nil {
 		w.fail("creating %s: %v", name, err)
 		return
@@ -217,7 +288,7 @@ func (w *ctrlWorld) createPayout() {
 	name := fmt.Sprintf("po-%d", len(w.payouts)+1)
 	now := w.clock.Now()
 	p := &paygatev1.Payout{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID("uid-" + name)},
 		Spec: paygatev1.PayoutSpec{MerchantRef: paygatev1.MerchantReference{Name: "duka"}, Environment: paygatev1.EnvironmentSandbox,
 			Amount: "1000.00", Fee: "10.00", PayableAmount: "990.00", Currency: "TZS", Destination: "+255712345678", Gateway: "mpesa-tz",
 			CreatedAt: metav1.NewMicroTime(now)},
@@ -244,13 +315,19 @@ func (w *ctrlWorld) reconcileOne() {
 		kind string
 	)
 	all := len(w.payments) + len(w.payouts)
+	if w.sub != nil {
+		all += 4 // the subscription gets its share of passes
+	}
 	if all == 0 {
 		return
 	}
-	if i := w.rng.IntN(all); i < len(w.payments) {
+	switch i := w.rng.IntN(all); {
+	case i < len(w.payments):
 		key, kind = types.NamespacedName{Namespace: "shop", Name: w.payments[i]}, "payment"
-	} else {
+	case i < len(w.payments)+len(w.payouts):
 		key, kind = types.NamespacedName{Namespace: "shop", Name: w.payouts[i-len(w.payments)]}, "payout"
+	default:
+		key, kind = client.ObjectKeyFromObject(w.sub), "subscription"
 	}
 	w.dead, w.crashNext = false, 0
 	if w.rng.IntN(5) == 0 {
@@ -267,10 +344,14 @@ func (w *ctrlWorld) reconcileOne() {
 		Reconcile(context.Context, ctrl.Request) (ctrl.Result, error)
 	}
 	providers := stubProviders{w.prov}
-	if kind == "payment" {
+	switch kind {
+	case "subscription":
+		r = &SubscriptionReconciler{Client: c, APIReader: w.liveReader(), Recorder: rec, Clock: w.clock, RetryAfter: time.Minute}
+		defer w.discoverCharges()
+	case "payment":
 		r = &PaymentReconciler{Client: c, APIReader: w.liveReader(), Recorder: rec, Providers: providers, Clock: w.clock,
 			PollInterval: 2 * time.Second, AttemptWatch: 72 * time.Hour}
-	} else {
+	default:
 		r = &PayoutReconciler{Client: c, APIReader: w.liveReader(), Recorder: rec, Providers: providers, Clock: w.clock,
 			PollInterval: 2 * time.Second, AmbiguousAfter: 30 * time.Minute, AttemptWatch: 72 * time.Hour}
 	}
@@ -445,6 +526,7 @@ type laggingCache struct {
 	api     client.WithWatch
 	rng     *rand.Rand
 	lag     int
+	uids    int
 	mu      sync.Mutex
 	history map[types.NamespacedName][]client.Object
 }
@@ -496,6 +578,10 @@ func (c *laggingCache) client(w *ctrlWorld) client.Client {
 			return write("patch", func() error { return api.Patch(ctx, obj, patch, opts...) }, obj)
 		},
 		Create: func(ctx context.Context, api client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if obj.GetUID() == "" { // as the API server does (the plain tracker does not)
+				c.uids++
+				obj.SetUID(types.UID(fmt.Sprintf("sim-uid-%d", c.uids)))
+			}
 			return write("create", func() error { return api.Create(ctx, obj, opts...) }, obj)
 		},
 		SubResourceUpdate: func(ctx context.Context, api client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
@@ -551,6 +637,9 @@ func (p *simProvider) send(ref string) (provider.Result, error) {
 	}
 	if d, ok := p.deadlines[ref]; ok && !now.Before(d) {
 		w.fail("%s sent at %s, at or after its deadline %s", ref, now.Format("15:04:05"), d.Format("15:04:05"))
+	}
+	if name := strings.TrimSuffix(strings.TrimPrefix(ref, "shop."), ".1"); w.charges[name] && name != w.first && !w.window.Contains(now) {
+		w.fail("charge %s pushed at %s (%s in Dar es Salaam), outside the charging window", name, now.Format("15:04:05"), now.In(w.window.Location()).Format("15:04"))
 	}
 	down := now.Before(p.outageUntil)
 	if down && w.rng.IntN(2) == 0 {
