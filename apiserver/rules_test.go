@@ -146,7 +146,7 @@ func TestCheckoutExpiry(t *testing.T) {
 		{"a second left: the form", rulesPayment(expiresIn(time.Second)), http.StatusOK, `name="phone"`},
 		{"at expiresAt exactly: expired", rulesPayment(expiresIn(0)), http.StatusGone, "has expired"},
 		{"prompt with the customer after the end: expired, as the controller fails it", rulesPayment(expiresIn(-time.Second), attempt(paygatev1.AttemptPending)), http.StatusGone, "has expired"},
-		{"provider unsure after the end: still waiting", rulesPayment(expiresIn(-time.Minute), attempt(paygatev1.AttemptAmbiguous)), http.StatusOK, "data-status-url="},
+		{"provider unsure after the end: expired too (the attempt is watched; docs/payments.md)", rulesPayment(expiresIn(-time.Minute), attempt(paygatev1.AttemptAmbiguous)), http.StatusGone, "has expired"},
 		{"failed with EXPIRED_SESSION", rulesPayment(func(p *paygatev1.Payment) {
 			p.Status.Phase, p.Status.Reason = paygatev1.PaymentFailed, string(paygatev1.FailureExpiredSession)
 		}), http.StatusGone, "has expired"},

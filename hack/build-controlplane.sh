@@ -99,7 +99,7 @@ build_kubernetes() {
   local dir="$WORK/kubernetes"
   kube_module "$dir"
   if [ $apiserver = 1 ]; then
-    log "building kube-apiserver $KUBE_VERSION (4 to 14 minutes cold)"
+    log "building kube-apiserver $KUBE_VERSION (4 to 19 minutes cold)"
     build_kube kube-apiserver "$dir"
   fi
   if [ $kcm = 1 ]; then

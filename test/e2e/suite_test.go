@@ -104,8 +104,8 @@ func managerOptions() controllers.Options {
 	}
 }
 
-// newNamespace creates a namespace for one test; envtest has no garbage collector, so the test
-// deletes it (and nothing else depends on it being gone).
+// newNamespace creates a namespace for one test; the test deletes it (kube-controller-manager's
+// namespace controller then empties it, as in a cluster; nothing depends on it being gone).
 func newNamespace() string { return testenv.Namespace(ctx, k8s, "e2e") }
 
 func uniqueName(prefix string) string { return testenv.UniqueName(prefix) }
