@@ -464,7 +464,7 @@ func (r *PaymentReconciler) pushRequest(p *paygatev1.Payment, a *paygatev1.PushA
 	return provider.PushRequest{
 		Reference: a.Reference, Phone: phone, Amount: string(p.Spec.Amount), Currency: string(p.Spec.Currency),
 		Gateway: string(a.Gateway), Description: p.Spec.Description, CallbackURL: r.CallbackURL,
-		StartedAt: a.StartedAt.Time,
+		StartedAt: a.StartedAt.Time, ProviderReference: a.ProviderReference,
 	}
 }
 

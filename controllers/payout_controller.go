@@ -490,6 +490,7 @@ func (r *PayoutReconciler) disbursementRequest(p *paygatev1.Payout) provider.Dis
 		Reference: p.Status.Attempt.Reference, Phone: string(p.Spec.Destination),
 		Amount: string(p.Spec.PayableAmount), RequestedAmount: string(p.Spec.Amount), Currency: string(p.Spec.Currency),
 		Gateway: string(p.Spec.Gateway), CallbackURL: r.CallbackURL, StartedAt: p.Status.Attempt.StartedAt.Time,
+		ProviderReference: p.Status.Attempt.ProviderReference,
 	}
 }
 

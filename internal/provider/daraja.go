@@ -830,10 +830,14 @@ func (d *Daraja) Push(ctx context.Context, req PushRequest) (Result, error) {
 }
 
 // PushStatus implements Provider. M-Pesa Express can be queried only by CheckoutRequestID
-// (MpesaExpressQuery), so this asks by the CheckoutRequestID this process saw in the push's
-// acknowledgement; without one it returns ErrNoLookupByReference (outcome unknown: the result
-// comes by callback, or by QuerySTK with the ProviderReference the caller stored).
+// (MpesaExpressQuery), so this asks by the request's ProviderReference (the CheckoutRequestID the
+// attempt stored with the acceptance), else by the one this process saw in the push's
+// acknowledgement; without either it returns ErrNoLookupByReference (outcome unknown: the push's
+// answer was lost, and the result comes by callback or not at all; it is never pushed again).
 func (d *Daraja) PushStatus(ctx context.Context, req PushRequest) (Result, error) {
+	if req.ProviderReference != "" { // the CheckoutRequestID the attempt stored with the acceptance
+		return d.QuerySTK(ctx, req.ProviderReference)
+	}
 	id, ok := d.pushes.get(req.Reference)
 	if !ok {
 		return Result{}, ErrNoLookupByReference

@@ -62,6 +62,10 @@ type PushRequest struct {
 	// StartedAt is when the attempt was recorded (written ahead). Status queries carry it; the
 	// sandbox derives its answer from it, an upstream provider from its own records.
 	StartedAt time.Time
+	// ProviderReference is the provider's own id for the operation, once an answer gave one
+	// (Daraja's CheckoutRequestID): status queries carry it for a provider that cannot look an
+	// operation up by our reference.
+	ProviderReference string
 }
 
 // DisbursementRequest sends money to a mobile number (payouts).
@@ -81,6 +85,8 @@ type DisbursementRequest struct {
 	CallbackURL     string
 	// StartedAt is when the attempt was recorded (see PushRequest.StartedAt).
 	StartedAt time.Time
+	// ProviderReference is the provider's own id for the disbursement, once an answer gave one.
+	ProviderReference string
 }
 
 // Result is what the provider says about an operation.
