@@ -20,6 +20,7 @@ import (
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/archive"
+	webhookevents "github.com/paygate/paygate/internal/events"
 	"github.com/paygate/paygate/internal/failpoint"
 	"github.com/paygate/paygate/internal/metrics"
 )
@@ -339,6 +340,22 @@ func (a *Archiver) plan(s *archiveSnapshot, now time.Time) (units, blocked []arc
 		}
 		return true
 	}
+	// announced reports whether the outcome's webhook event of a payment or payout exists: one that
+	// ended is not archived before its event is born (the pass that stored the outcome may have
+	// died before creating it, and the next creates it from the live object; archiving first would
+	// leave the event owned by an object that is gone, which the garbage collector deletes).
+	announced := func(o client.Object) bool {
+		switch o := o.(type) {
+		case *paygatev1.Payment:
+			if _, ok := webhookevents.PaymentEventType(o); !ok || o.Labels[paygatev1.LabelInvoice] != "" {
+				return true // no payment.* event: an invoice's charge, or no outcome
+			}
+		case *paygatev1.Payout:
+		default:
+			return true
+		}
+		return len(deliveriesOf[o.GetUID()]) > 0
+	}
 	add := func(u archiveUnit, ok bool) {
 		if !ok {
 			blocked = append(blocked, archiveUnit{kind: u.kind, since: u.since})
@@ -375,7 +392,7 @@ func (a *Archiver) plan(s *archiveSnapshot, now time.Time) (units, blocked []arc
 			continue
 		}
 		u := archiveUnit{kind: archive.KindPayment, since: since}
-		ok := withDeliveries(&u, p.UID)
+		ok := announced(p) && withDeliveries(&u, p.UID)
 		u.objects = append(u.objects, p)
 		add(u, ok)
 	}
@@ -386,7 +403,7 @@ func (a *Archiver) plan(s *archiveSnapshot, now time.Time) (units, blocked []arc
 			continue
 		}
 		u := archiveUnit{kind: archive.KindPayout, since: since}
-		ok := withDeliveries(&u, p.UID)
+		ok := announced(p) && withDeliveries(&u, p.UID)
 		u.objects = append(u.objects, p)
 		add(u, ok)
 	}

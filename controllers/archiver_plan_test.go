@@ -118,9 +118,19 @@ func TestArchiverPlan(t *testing.T) {
 				},
 				deliveries: []paygatev1.WebhookDelivery{
 					planDelivery("newer-completed", "uid-newer", paygatev1.DeliveryDelivered, 6*24*time.Hour),
+					planDelivery("older-failed", "uid-older", paygatev1.DeliveryDelivered, 9*24*time.Hour),
 				},
 			},
-			wantUnits: []string{"payments:older", "payments:newer,newer-completed"}, // owner first
+			wantUnits: []string{"payments:older,older-failed", "payments:newer,newer-completed"}, // owner first
+		},
+		{
+			name:      "a settled payment or payout whose webhook event is not born yet waits for it, and counts in the lag",
+			retention: all,
+			snap: archiveSnapshot{
+				payments: []paygatev1.Payment{planPayment("p", paygatev1.PaymentSuccess, 8*24*time.Hour, "")},
+				payouts:  []paygatev1.Payout{planPayout("po", paygatev1.PayoutSuccess, 30*24*time.Hour)},
+			},
+			wantBlocked: []archive.Kind{archive.KindPayment, archive.KindPayout},
 		},
 		{
 			name:      "charges name their invoice by label and leave with it; a charge whose invoice was deleted leaves alone; a watched payment stays",
@@ -136,6 +146,7 @@ func TestArchiverPlan(t *testing.T) {
 					planCharge("orphan-charge", "inv-gone", paygatev1.PaymentSuccess, 9*24*time.Hour),
 					watchedPayment("watched", 9*24*time.Hour),
 				},
+				deliveries: []paygatev1.WebhookDelivery{planDelivery("watched-failed", "uid-watched", paygatev1.DeliveryDelivered, 9*24*time.Hour)},
 			},
 			wantUnits: []string{"invoices:inv-1,inv-1-charge", "payments:orphan-charge"},
 		},
@@ -170,13 +181,14 @@ func TestArchiverPlan(t *testing.T) {
 					planPayout("processing", paygatev1.PayoutProcessing, 10*24*time.Hour),
 				},
 				deliveries: []paygatev1.WebhookDelivery{
+					planDelivery("paid-completed", "uid-paid", paygatev1.DeliveryDelivered, 9*24*time.Hour),
 					planDelivery("processing-started", "uid-processing", paygatev1.DeliveryDelivered, 9*24*time.Hour),
 					planDelivery("orphan-completed", "uid-gone", paygatev1.DeliveryDelivered, 9*24*time.Hour),
 					planDelivery("sub-created", "uid-sub", paygatev1.DeliveryDelivered, 90*24*time.Hour),
 				},
 				owners: map[types.UID]bool{"uid-sub": true},
 			},
-			wantUnits: []string{"payouts:paid", "webhook_deliveries:orphan-completed"},
+			wantUnits: []string{"payouts:paid,paid-completed", "webhook_deliveries:orphan-completed"},
 		},
 		{
 			name:      "a subscription's two latest invoices stay; an older one leaves with its charges and their deliveries",
