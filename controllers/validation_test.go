@@ -80,7 +80,69 @@ var _ = Describe("Configuration the API server rejects", func() {
 			g.Spec.Provider, g.Spec.Simulation = paygatev1.ProviderUpstream, paygatev1.SimulationSandboxAndProduction
 			g.Spec.Upstream = &paygatev1.UpstreamConfig{BaseURL: "https://provider.example", SecretRef: paygatev1.SecretReference{Namespace: "paygate-system", Name: "upstream"}}
 		}, "simulation SandboxAndProduction needs provider sandbox"),
+		Entry("provider pawapay without spec.pawapay", func(g *paygatev1.Gateway) { g.Spec.Provider = paygatev1.ProviderPawapay },
+			"spec.pawapay is required with provider pawapay"),
+		Entry("spec.pawapay on a sandbox gateway", func(g *paygatev1.Gateway) { g.Spec.Pawapay = celPawapay() },
+			"spec.pawapay is required with provider pawapay and allowed only with it"),
+		Entry("provider daraja without spec.daraja", func(g *paygatev1.Gateway) { g.Spec.Currency, g.Spec.Provider = "KES", paygatev1.ProviderDaraja },
+			"spec.daraja is required with provider daraja"),
+		Entry("spec.daraja beside spec.pawapay", func(g *paygatev1.Gateway) {
+			g.Spec.Provider, g.Spec.Pawapay, g.Spec.Daraja = paygatev1.ProviderPawapay, celPawapay(), celDaraja()
+		}, "spec.daraja is required with provider daraja and allowed only with it"),
+		Entry("spec.upstream on a pawapay gateway", func(g *paygatev1.Gateway) {
+			g.Spec.Provider, g.Spec.Pawapay = paygatev1.ProviderPawapay, celPawapay()
+			g.Spec.Upstream = &paygatev1.UpstreamConfig{BaseURL: "https://provider.example", SecretRef: paygatev1.SecretReference{Namespace: "paygate-system", Name: "upstream"}}
+		}, "spec.upstream is not allowed with provider pawapay or daraja"),
+		Entry("a daraja gateway in TZS", func(g *paygatev1.Gateway) { g.Spec.Provider, g.Spec.Daraja = paygatev1.ProviderDaraja, celDaraja() },
+			"a daraja gateway collects KES"),
+		Entry("a malformed pawaPay provider code", func(g *paygatev1.Gateway) {
+			g.Spec.Provider, g.Spec.Pawapay = paygatev1.ProviderPawapay, celPawapay()
+			g.Spec.Pawapay.Provider = "vodacom-tza"
+		}, "spec.pawapay.provider"),
+		Entry("a plain-http pawaPay URL", func(g *paygatev1.Gateway) {
+			g.Spec.Provider, g.Spec.Pawapay = paygatev1.ProviderPawapay, celPawapay()
+			g.Spec.Pawapay.BaseURL = "http://api.pawapay.io"
+		}, "pawapay.baseURL must be sandbox, production or an https URL"),
+		Entry("an unknown Daraja transaction type", func(g *paygatev1.Gateway) {
+			g.Spec.Currency, g.Spec.Provider, g.Spec.Daraja = "KES", paygatev1.ProviderDaraja, celDaraja()
+			g.Spec.Daraja.TransactionType = "CustomerPayBill"
+		}, `Unsupported value: "CustomerPayBill"`),
+		Entry("a six-letter Daraja short code", func(g *paygatev1.Gateway) {
+			g.Spec.Currency, g.Spec.Provider, g.Spec.Daraja = "KES", paygatev1.ProviderDaraja, celDaraja()
+			g.Spec.Daraja.ShortCode = "abcdef"
+		}, "spec.daraja.shortCode"),
+		Entry("sandbox Provider on a sandbox gateway", func(g *paygatev1.Gateway) { g.Spec.Sandbox = paygatev1.SandboxProvider },
+			"sandbox Provider needs provider pawapay or daraja"),
+		Entry("sandbox Provider against pawaPay production", func(g *paygatev1.Gateway) {
+			g.Spec.Provider, g.Spec.Pawapay, g.Spec.Sandbox = paygatev1.ProviderPawapay, celPawapay(), paygatev1.SandboxProvider
+			g.Spec.Pawapay.BaseURL = paygatev1.BaseURLProduction
+		}, "sandbox Provider would send sandbox payments to pawaPay production"),
+		Entry("sandbox Provider against Daraja production by default", func(g *paygatev1.Gateway) {
+			g.Spec.Currency, g.Spec.Provider, g.Spec.Daraja, g.Spec.Sandbox = "KES", paygatev1.ProviderDaraja, celDaraja(), paygatev1.SandboxProvider
+			g.Spec.Daraja.BaseURL = ""
+		}, "sandbox Provider would send sandbox payments to Daraja production"),
+		Entry("simulating production on a pawapay gateway", func(g *paygatev1.Gateway) {
+			g.Spec.Provider, g.Spec.Pawapay, g.Spec.Simulation = paygatev1.ProviderPawapay, celPawapay(), paygatev1.SimulationSandboxAndProduction
+		}, "simulation SandboxAndProduction needs provider sandbox"),
 	)
+
+	It("accepts pawapay and daraja gateways with defaults filled in", func() {
+		pg := newGateway("TZS", func(g *paygatev1.Gateway) {
+			g.Spec.Provider, g.Spec.Pawapay = paygatev1.ProviderPawapay, celPawapay()
+			g.Spec.Pawapay.BaseURL, g.Spec.Pawapay.CredentialsSecretRef.Key = "", ""
+		})
+		Expect(k8s.Create(ctx, pg)).To(Succeed())
+		deleteAfter(pg)
+		Expect(pg.Spec.Pawapay.BaseURL).To(Equal(paygatev1.BaseURLProduction))
+		Expect(pg.Spec.Pawapay.CredentialsSecretRef.Key).To(Equal("token"))
+		Expect(pg.Spec.Sandbox).To(Equal(paygatev1.SandboxSimulator))
+		dg := newGateway("KES", func(g *paygatev1.Gateway) {
+			g.Spec.Provider, g.Spec.Daraja, g.Spec.Sandbox = paygatev1.ProviderDaraja, celDaraja(), paygatev1.SandboxProvider
+		})
+		Expect(k8s.Create(ctx, dg)).To(Succeed())
+		deleteAfter(dg)
+		Expect(dg.Spec.Daraja.TransactionType).To(Equal(paygatev1.DarajaTransactionType("CustomerPayBillOnline")))
+	})
 
 	It("accepts equal minimum and maximum and fractional fees", func() {
 		g := newGateway("TZS", func(g *paygatev1.Gateway) {
@@ -120,3 +182,15 @@ var _ = Describe("Configuration the API server rejects", func() {
 		Expect(err.Error()).To(ContainSubstring("merchantRef is immutable"))
 	})
 })
+
+// celPawapay is a valid spec.pawapay for the schema's validation tests (no Secret behind it).
+func celPawapay() *paygatev1.PawapayConfig {
+	return &paygatev1.PawapayConfig{BaseURL: paygatev1.BaseURLSandbox, Provider: "VODACOM_TZA", Country: "TZA",
+		CredentialsSecretRef: paygatev1.PawapayCredentialsReference{Namespace: "paygate-system", Name: "pawapay", Key: "token"}}
+}
+
+// celDaraja is a valid spec.daraja for the schema's validation tests (no Secret behind it).
+func celDaraja() *paygatev1.DarajaConfig {
+	return &paygatev1.DarajaConfig{BaseURL: paygatev1.BaseURLSandbox, ShortCode: "174379",
+		CredentialsSecretRef: paygatev1.SecretReference{Namespace: "paygate-system", Name: "daraja"}}
+}
