@@ -9,11 +9,16 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/attempt"
 	"github.com/paygate/paygate/internal/failpoint"
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -175,4 +180,69 @@ func storeRecord(r attempt.Record, now time.Time, phase *paygatev1.AttemptPhase,
 // describeSendError is how an event names a send whose outcome is unknown.
 func describeSendError(reference string, err error) string {
 	return fmt.Sprintf("%s: outcome unknown, will ask the provider (%v)", reference, err)
+}
+
+// watchEnded runs the engine on the attempt of an object that ended (in.Ended is set): it asks the
+// provider when the engine says so, and never sends. acted is false when the engine had nothing
+// to do (no call made, nothing changed); resolve gives the provider only when one is needed.
+func watchEnded(ctx context.Context, in attempt.Input, calls attemptCalls, resolve func() provider.Provider) (st attemptStep, acted bool, err error) {
+	if d := attempt.Decide(in); d.Action == attempt.ActionNone && d.Outcome == attempt.OutcomeNone {
+		return attemptStep{decision: d}, false, nil
+	}
+	calls.writeAhead = func(context.Context, attempt.Record) error { return errors.New("an object that ended sends nothing") }
+	calls.prov = resolve()
+	st, err = runAttempt(ctx, in, calls)
+	return st, err == nil, err
+}
+
+// watchNews is what a watched attempt's answer means to the object that owns it, and how to say
+// it: LateSettlement for an answer that contradicts how the object ended, an event when the watch
+// closes unanswered, and paygate_attempt_watches_total. Announced after the write (announce).
+type watchNews struct {
+	obj        runtime.Object
+	conditions *[]metav1.Condition
+	generation int64
+	announce   func(func())
+	recorder   events.EventRecorder
+	operation  string // push or disbursement
+	env        paygatev1.Environment
+	reference  string
+	// late says what a contradicting answer means (OutcomeLateSuccess, OutcomeLateFailure).
+	late func(attempt.Outcome) string
+	// also runs, announced, beside the metric of a late answer (the payments' own counter).
+	also func(attempt.Outcome)
+}
+
+// tell records and announces what decision d (the answer to a watch) means; wasWatched: the
+// attempt was watched before it.
+func (n watchNews) tell(d attempt.Decision, wasWatched bool) {
+	env := string(n.env)
+	count := func(event string) { metrics.AttemptWatches.WithLabelValues(n.operation, env, event).Inc() }
+	switch d.Outcome {
+	case attempt.OutcomeLateSuccess, attempt.OutcomeLateFailure:
+		reason, event := ReasonSettledAfterFailure, "settled_late"
+		if d.Outcome == attempt.OutcomeLateFailure {
+			reason, event = ReasonFailedAfterSuccess, "failed_late"
+		}
+		msg := n.late(d.Outcome)
+		meta.SetStatusCondition(n.conditions, metav1.Condition{Type: paygatev1.ConditionLateSettlement, Status: metav1.ConditionTrue,
+			Reason: reason, Message: msg, ObservedGeneration: n.generation})
+		n.announce(func() {
+			n.recorder.Eventf(n.obj, nil, corev1.EventTypeWarning, reason, "Watch", "%s", msg)
+			count(event)
+			if n.also != nil {
+				n.also(d.Outcome)
+			}
+		})
+	case attempt.OutcomeWatchEnded:
+		msg := fmt.Sprintf("The provider gave no final answer about %s %s within the watch window; check with the provider", n.operation, n.reference)
+		n.announce(func() {
+			n.recorder.Eventf(n.obj, nil, corev1.EventTypeWarning, ReasonAttemptWatchEnded, "Watch", "%s", msg)
+			count("window_closed")
+		})
+	default:
+		if d.Record.Final() && wasWatched {
+			n.announce(func() { count("answered") })
+		}
+	}
 }

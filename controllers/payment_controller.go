@@ -350,46 +350,27 @@ func (r *PaymentReconciler) watchAttempt(ctx context.Context, s *paymentScope) (
 		ended = attempt.EndedSucceeded
 	}
 	in := attempt.Input{Record: pushRecord(a), Ended: ended, Now: s.now, Hint: hint != "", Poll: r.pollInterval(), Watch: r.AttemptWatch}
-	if d := attempt.Decide(in); d.Action == attempt.ActionNone && d.Outcome == attempt.OutcomeNone {
-		return ctrl.Result{RequeueAfter: d.RetryAfter}, nil
-	}
-	calls := r.attemptCalls(s)
-	calls.writeAhead = func(context.Context, attempt.Record) error { return errors.New("an ended payment sends nothing") }
-	calls.prov, _ = r.providerFor(ctx, p, a.Gateway)
-	st, err := runAttempt(ctx, in, calls)
-	if err != nil {
-		return ctrl.Result{}, err
+	st, acted, err := watchEnded(ctx, in, r.attemptCalls(s), func() provider.Provider { prov, _ := r.providerFor(ctx, p, a.Gateway); return prov })
+	if err != nil || !acted {
+		return ctrl.Result{RequeueAfter: st.decision.RetryAfter}, err
 	}
 	d := st.decision
 	storeRecord(d.Record, s.now, &a.Phase, &a.Code, &a.Sends, &a.LastSentAt, &a.WatchUntil, &a.FinishedAt)
-	env := string(p.Spec.Environment)
-	switch d.Outcome {
-	case attempt.OutcomeLateSuccess:
-		msg := fmt.Sprintf("The provider settled attempt %s after the payment failed with %s: refund or reconcile it", a.Reference, p.Status.Reason)
-		if hint != "" {
-			msg += " (callback " + hint + ")"
-		}
-		meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: paygatev1.ConditionLateSettlement, Status: metav1.ConditionTrue,
-			Reason: ReasonSettledAfterFailure, Message: msg, ObservedGeneration: p.Generation})
-		s.patch.OnWrite(func() {
-			r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonSettledAfterFailure, "CheckLateSettlement", "%s", msg)
-			metrics.LateSettlements.WithLabelValues(env).Inc()
-			metrics.AttemptWatches.WithLabelValues("push", env, "settled_late").Inc()
-		})
-	case attempt.OutcomeWatchEnded:
-		msg := fmt.Sprintf("The provider gave no final answer about attempt %s within the watch window; check with the provider", a.Reference)
-		s.patch.OnWrite(func() {
-			r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonAttemptWatchEnded, "Watch", "%s", msg)
-			metrics.AttemptWatches.WithLabelValues("push", env, "window_closed").Inc()
-		})
-	default:
-		if d.Record.Final() && in.Record.Watched(s.now) {
-			s.patch.OnWrite(func() { metrics.AttemptWatches.WithLabelValues("push", env, "answered").Inc() })
-		}
-		if hint != "" && st.asked {
-			meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: paygatev1.ConditionLateSettlement, Status: metav1.ConditionFalse,
-				Reason: ReasonNotSettled, Message: "The provider does not report this attempt settled (callback " + hint + ")", ObservedGeneration: p.Generation})
-		}
+	env := p.Spec.Environment
+	watchNews{obj: p, conditions: &p.Status.Conditions, generation: p.Generation, announce: s.patch.OnWrite, recorder: r.Recorder,
+		operation: "push", env: env, reference: a.Reference,
+		late: func(attempt.Outcome) string {
+			msg := fmt.Sprintf("The provider settled attempt %s after the payment failed with %s: refund or reconcile it", a.Reference, p.Status.Reason)
+			if hint != "" {
+				msg += " (callback " + hint + ")"
+			}
+			return msg
+		},
+		also: func(attempt.Outcome) { metrics.LateSettlements.WithLabelValues(string(env)).Inc() },
+	}.tell(d, in.Record.Watched(s.now))
+	if hint != "" && st.asked && d.Outcome != attempt.OutcomeLateSuccess {
+		meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: paygatev1.ConditionLateSettlement, Status: metav1.ConditionFalse,
+			Reason: ReasonNotSettled, Message: "The provider does not report this attempt settled (callback " + hint + ")", ObservedGeneration: p.Generation})
 	}
 	if err := s.patch.Patch(ctx, p); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(fmt.Errorf("recording what the provider says of watched attempt %s: %w", a.Reference, err))

@@ -361,46 +361,21 @@ func (r *PayoutReconciler) watchAttempt(ctx context.Context, s *payoutScope) (ct
 		ended = attempt.EndedSucceeded
 	}
 	in := attempt.Input{Record: disbursementRecord(a), Ended: ended, Now: s.now, Poll: r.pollInterval(), Watch: r.AttemptWatch}
-	if d := attempt.Decide(in); d.Action == attempt.ActionNone && d.Outcome == attempt.OutcomeNone {
-		return ctrl.Result{RequeueAfter: d.RetryAfter}, nil
-	}
-	calls := r.attemptCalls(s)
-	calls.writeAhead = func(context.Context, attempt.Record) error { return errors.New("an ended payout sends nothing") }
-	calls.prov, _ = r.providerFor(ctx, p)
-	st, err := runAttempt(ctx, in, calls)
-	if err != nil {
-		return ctrl.Result{}, err
+	st, acted, err := watchEnded(ctx, in, r.attemptCalls(s), func() provider.Provider { prov, _ := r.providerFor(ctx, p); return prov })
+	if err != nil || !acted {
+		return ctrl.Result{RequeueAfter: st.decision.RetryAfter}, err
 	}
 	d := st.decision
 	storeRecord(d.Record, s.now, &a.Phase, &a.Code, &a.Sends, &a.LastSentAt, &a.WatchUntil, &a.FinishedAt)
-	env := string(p.Spec.Environment)
-	event, reason, msg := "", "", ""
-	switch d.Outcome {
-	case attempt.OutcomeLateSuccess:
-		event, reason = "settled_late", ReasonSettledAfterFailure
-		msg = fmt.Sprintf("The provider paid disbursement %s after an operator resolved the payout as failed: the amount left the float but counts as available again; reconcile it", a.Reference)
-	case attempt.OutcomeLateFailure:
-		event, reason = "failed_late", ReasonFailedAfterSuccess
-		msg = fmt.Sprintf("The provider failed disbursement %s after an operator resolved the payout as paid: the money never reached the settlement number; reconcile it", a.Reference)
-	case attempt.OutcomeWatchEnded:
-		msg = fmt.Sprintf("The provider gave no final answer about disbursement %s within the watch window; check with the provider", a.Reference)
-		s.patch.OnWrite(func() {
-			r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonAttemptWatchEnded, "Watch", "%s", msg)
-			metrics.AttemptWatches.WithLabelValues("disbursement", env, "window_closed").Inc()
-		})
-	default:
-		if d.Record.Final() {
-			s.patch.OnWrite(func() { metrics.AttemptWatches.WithLabelValues("disbursement", env, "answered").Inc() })
-		}
-	}
-	if event != "" {
-		meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: paygatev1.ConditionLateSettlement, Status: metav1.ConditionTrue,
-			Reason: reason, Message: msg, ObservedGeneration: p.Generation})
-		s.patch.OnWrite(func() {
-			r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, reason, "Watch", "%s", msg)
-			metrics.AttemptWatches.WithLabelValues("disbursement", env, event).Inc()
-		})
-	}
+	watchNews{obj: p, conditions: &p.Status.Conditions, generation: p.Generation, announce: s.patch.OnWrite, recorder: r.Recorder,
+		operation: "disbursement", env: p.Spec.Environment, reference: a.Reference,
+		late: func(o attempt.Outcome) string {
+			if o == attempt.OutcomeLateFailure {
+				return fmt.Sprintf("The provider failed disbursement %s after an operator resolved the payout as paid: the money never reached the settlement number; reconcile it", a.Reference)
+			}
+			return fmt.Sprintf("The provider paid disbursement %s after an operator resolved the payout as failed: the amount left the float but counts as available again; reconcile it", a.Reference)
+		},
+	}.tell(d, in.Record.Watched(s.now))
 	if err := s.patch.Patch(ctx, p); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(fmt.Errorf("recording what the provider says of watched disbursement %s: %w", a.Reference, err))
 	}
