@@ -102,7 +102,7 @@ var _ = Describe("Configuration the API server rejects", func() {
 		Entry("a plain-http pawaPay URL", func(g *paygatev1.Gateway) {
 			g.Spec.Provider, g.Spec.Pawapay = paygatev1.ProviderPawapay, celPawapay()
 			g.Spec.Pawapay.BaseURL = "http://api.pawapay.io"
-		}, "pawapay.baseURL must be sandbox, production or an https URL"),
+		}, "pawapay.baseURL must be sandbox, production, an https URL"),
 		Entry("an unknown Daraja transaction type", func(g *paygatev1.Gateway) {
 			g.Spec.Currency, g.Spec.Provider, g.Spec.Daraja = "KES", paygatev1.ProviderDaraja, celDaraja()
 			g.Spec.Daraja.TransactionType = "CustomerPayBill"

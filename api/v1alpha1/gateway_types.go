@@ -88,9 +88,10 @@ type PawapayCredentialsReference struct {
 // PawapayConfig says how a gateway reaches pawaPay's Merchant API v2 (docs/providers.md).
 type PawapayConfig struct {
 	// baseURL is sandbox (https://api.sandbox.pawapay.io), production (https://api.pawapay.io, the
-	// default) or an explicit https URL. A gateway on the sandbox serves no production payment.
+	// default) or an explicit https URL (http only to a loopback host, for tests). A gateway on the sandbox
+	// serves no production payment.
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:XValidation:rule="self == 'sandbox' || self == 'production' || (isURL(self) && self.startsWith('https://'))",message="pawapay.baseURL must be sandbox, production or an https URL"
+	// +kubebuilder:validation:XValidation:rule="self == 'sandbox' || self == 'production' || (isURL(self) && (self.startsWith('https://') || (self.startsWith('http://') && url(self).getHostname() in ['127.0.0.1', '::1', 'localhost'])))",message="pawapay.baseURL must be sandbox, production, an https URL, or an http URL of a loopback host"
 	// +kubebuilder:default=production
 	// +optional
 	BaseURL string `json:"baseURL,omitempty"`
@@ -126,10 +127,10 @@ type DarajaTransactionType string
 // DarajaConfig says how a gateway reaches Safaricom's M-Pesa Daraja API (docs/providers.md).
 type DarajaConfig struct {
 	// baseURL is sandbox (https://sandbox.safaricom.co.ke), production
-	// (https://api.safaricom.co.ke, the default) or an explicit https URL. A gateway on the
-	// sandbox serves no production payment.
+	// (https://api.safaricom.co.ke, the default) or an explicit https URL (http only to a loopback
+	// host, for tests). A gateway on the sandbox serves no production payment.
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:XValidation:rule="self == 'sandbox' || self == 'production' || (isURL(self) && self.startsWith('https://'))",message="daraja.baseURL must be sandbox, production or an https URL"
+	// +kubebuilder:validation:XValidation:rule="self == 'sandbox' || self == 'production' || (isURL(self) && (self.startsWith('https://') || (self.startsWith('http://') && url(self).getHostname() in ['127.0.0.1', '::1', 'localhost'])))",message="daraja.baseURL must be sandbox, production, an https URL, or an http URL of a loopback host"
 	// +kubebuilder:default=production
 	// +optional
 	BaseURL string `json:"baseURL,omitempty"`

@@ -41,6 +41,7 @@ type managerOptions struct {
 
 	pollInterval time.Duration
 	callbackURL  string
+	darajaURL    string
 	sandboxDelay time.Duration
 
 	payoutAmbiguousAfter time.Duration
@@ -73,6 +74,7 @@ func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProb
 	fs.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often replicas try to acquire or renew the lease.")
 	fs.DurationVar(&o.pollInterval, "provider-poll-interval", 2*time.Second, "How often a push in flight is queried at the provider.")
 	fs.StringVar(&o.callbackURL, "provider-callback-url", "", "URL the upstream provider posts results to (the apiserver's /internal/provider/callbacks).")
+	fs.StringVar(&o.darajaURL, "daraja-callback-url", "", "Base URL Daraja posts results to (each attempt gets its own unguessable path under it; register nothing: it is sent with each request). Default: --provider-callback-url with /daraja appended.")
 	fs.DurationVar(&o.sandboxDelay, "sandbox-approve-after", 0, "How long a simulated sandbox customer takes to approve a push.")
 	fs.DurationVar(&o.payoutAmbiguousAfter, "payout-ambiguous-after", 30*time.Minute, "How long a payout's disbursement may stay unconfirmed before the payout asks an operator to resolve it.")
 	fs.DurationVar(&o.attemptWatch, "attempt-watch", attempt.DefaultWatch, "How long an attempt whose payment or payout ended without the provider's final answer is still asked about (late settlements).")
@@ -194,10 +196,12 @@ func newManager(cfg *rest.Config, opts managerOptions, store *archive.Store) (ct
 		return nil, err
 	}
 	upstreams := &provider.Upstreams{Reader: mgr.GetClient()}
+	gateways := &provider.Gateways{Reader: mgr.GetClient(), DarajaCallbackURL: opts.darajaCallbackURL()}
 	copts := controllers.Options{
 		Providers: &provider.Registry{
 			Sandbox:  provider.NewSandbox(provider.SandboxOptions{ApproveAfter: opts.sandboxDelay}),
 			Upstream: upstreams.For,
+			Gateways: gateways,
 		},
 		PollInterval:         opts.pollInterval,
 		CallbackURL:          opts.callbackURL,
@@ -221,6 +225,14 @@ func newManager(cfg *rest.Config, opts managerOptions, store *archive.Store) (ct
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// darajaCallbackURL is --daraja-callback-url, or --provider-callback-url with /daraja appended.
+func (o *managerOptions) darajaCallbackURL() string {
+	if o.darajaURL != "" || o.callbackURL == "" {
+		return o.darajaURL
+	}
+	return strings.TrimSuffix(o.callbackURL, "/") + "/daraja"
 }
 
 // metricsOptions serves the metrics endpoint over HTTPS behind authentication and authorization

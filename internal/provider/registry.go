@@ -18,22 +18,66 @@ const SimulatedProductionRemark = paygatev1.RemarkSimulatedProduction
 // simulator that did not opt in to simulating production: no real provider would move its money.
 var ErrProductionNotSimulated = errors.New("the gateway's provider is the sandbox simulator, which serves sandbox payments only (spec.simulation is not SandboxAndProduction)")
 
-// Registry picks the provider of a payment: the sandbox environment always uses the simulator
-// (no real money moves in sandbox); production uses the gateway's provider, and the simulator
+// Registry picks the provider of a payment: the sandbox environment uses the simulator (no real
+// money moves in sandbox), or a pawapay or daraja gateway's provider sandbox when it opted in
+// (spec.sandbox Provider); production uses the gateway's provider, and the simulator
 // only for a gateway that opted in to simulating production (a demo).
 type Registry struct {
 	Sandbox *Sandbox
 	// Upstream builds the adapter of an upstream gateway (its URL and token come from the
 	// gateway's configuration). Nil means no upstream provider is configured.
 	Upstream func(ctx context.Context, gw *paygatev1.Gateway) (Provider, error)
+	// Gateways builds the adapters of pawapay and daraja gateways from their spec and Secret. Nil
+	// means none is configured.
+	Gateways *Gateways
+}
+
+// ErrProviderSandboxOnly is returned for a production payment through a pawapay or daraja gateway
+// whose baseURL is the provider's sandbox: no money would move.
+var ErrProviderSandboxOnly = errors.New("the gateway's baseURL is its provider's sandbox, which serves sandbox payments only")
+
+// CheckGateway makes a harmless live call to a pawapay or daraja gateway's provider (Gateways.Check).
+func (r *Registry) CheckGateway(ctx context.Context, gw *paygatev1.Gateway) (GatewayCheck, error) {
+	if r.Gateways == nil {
+		return GatewayCheck{}, &GatewayError{Reason: ReasonProviderConfig, Message: "the manager has no pawapay or daraja provider configured"}
+	}
+	return r.Gateways.Check(ctx, gw)
+}
+
+// gateway returns the adapter of a pawapay or daraja gateway, instrumented under its kind.
+func (r *Registry) gateway(ctx context.Context, gw *paygatev1.Gateway) (Provider, error) {
+	if r.Gateways == nil {
+		return nil, fmt.Errorf("gateway %s: no %s provider is configured", gw.Name, gw.Spec.Provider)
+	}
+	p, err := r.Gateways.For(ctx, gw)
+	if err != nil {
+		return nil, err
+	}
+	return Instrument(string(gw.Spec.Provider), p), nil
 }
 
 // For returns the provider for gw in env. It refuses the simulator for a production payment
 // unless gw simulates production, so a production payment never settles without a real provider
 // by accident.
+//
+// A pawapay or daraja gateway's sandbox payments go to the simulator unless it sets spec.sandbox
+// Provider; its production payments go to its provider, unless its baseURL is the provider's
+// sandbox (ErrProviderSandboxOnly).
 func (r *Registry) For(ctx context.Context, gw *paygatev1.Gateway, env paygatev1.Environment) (Provider, error) {
 	if env == paygatev1.EnvironmentSandbox {
+		if gw.SandboxToProvider() {
+			return r.gateway(ctx, gw)
+		}
 		return Instrument("sandbox", r.Sandbox), nil
+	}
+	if gw.Spec.Provider == paygatev1.ProviderPawapay || gw.Spec.Provider == paygatev1.ProviderDaraja {
+		if env != paygatev1.EnvironmentProduction {
+			return nil, fmt.Errorf("gateway %s: unknown environment %q", gw.Name, env)
+		}
+		if gw.ProviderBaseURL() == paygatev1.BaseURLSandbox {
+			return nil, fmt.Errorf("gateway %s in %s: %w", gw.Name, env, ErrProviderSandboxOnly)
+		}
+		return r.gateway(ctx, gw)
 	}
 	if gw.Spec.Provider == paygatev1.ProviderSandbox || gw.Spec.Provider == "" {
 		if env != paygatev1.EnvironmentProduction || !gw.ServesEnvironment(env) {
