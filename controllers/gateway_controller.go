@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -20,6 +21,7 @@ import (
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/money"
+	"github.com/paygate/paygate/internal/provider"
 )
 
 // Gateway condition reasons (docs/configuration.md, Gateway). A pass that failed otherwise sets
@@ -29,14 +31,50 @@ const (
 	ReasonConfigInvalid        = "ConfigInvalid"
 	ReasonProductionSimulated  = "ProductionSimulated"
 	messageProductionSimulated = "Production payments through this gateway are simulated: they settle and no money moves (spec.simulation is SandboxAndProduction). For demos only."
+
+	// ReasonProviderReady: the provider's credentials work and it takes deposits.
+	ReasonProviderReady = "ProviderReady"
+	// ReasonProviderNotReady on Ready: the gateway is out of service because ProviderReady is
+	// False (its reason says why).
+	ReasonProviderNotReady = "ProviderNotReady"
+	// DefaultProviderRecheck is how often a pawapay or daraja gateway's provider is checked again.
+	DefaultProviderRecheck = 5 * time.Minute
 )
+
+// GatewayProviderChecker makes a harmless live call to a pawapay or daraja gateway's provider and
+// returns its limits; its errors are *provider.GatewayError (provider.Registry implements it).
+type GatewayProviderChecker interface {
+	CheckGateway(ctx context.Context, gw *paygatev1.Gateway) (provider.GatewayCheck, error)
+}
+
+// GatewayCheckerOf is the checker of a manager's providers, nil when they build no pawapay or
+// daraja adapter (the gateway controller then leaves ProviderReady alone).
+func GatewayCheckerOf(p Providers) GatewayProviderChecker {
+	if r, ok := p.(*provider.Registry); ok {
+		if r.Gateways == nil {
+			return nil
+		}
+		return r
+	}
+	c, _ := p.(GatewayProviderChecker)
+	return c
+}
 
 // GatewayReconciler assigns each Gateway its integer id, checks what the schema cannot (that its
 // amounts fit its currency's decimal places), and warns while it simulates production.
+//
+// For a pawapay or daraja gateway it also checks the provider (its Secret, then a harmless live
+// call), reports ProviderReady, caches the provider's limits in status.providerLimits, and checks
+// again every RecheckAfter. While ProviderReady is not True the gateway serves no payment that
+// would go to the provider (Gateway.ServesEnvironment) and Ready is False.
 type GatewayReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
 	IDs      *IDAllocator
+	// Checker checks pawapay and daraja gateways' providers; nil leaves ProviderReady alone.
+	Checker GatewayProviderChecker
+	// RecheckAfter is the pause between checks of a provider (default DefaultProviderRecheck).
+	RecheckAfter time.Duration
 }
 
 // +kubebuilder:rbac:groups=paygate.dev,resources=gateways,verbs=get;list;watch
@@ -61,7 +99,59 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		return ctrl.Result{}, fmt.Errorf("assigning gateway id: %w", err)
 	}
 	gw.Status.ID = id
-	return ctrl.Result{}, nil
+	if r.Checker == nil || (gw.Spec.Provider != paygatev1.ProviderPawapay && gw.Spec.Provider != paygatev1.ProviderDaraja) {
+		return ctrl.Result{}, nil
+	}
+	r.checkProvider(ctx, gw)
+	after := r.RecheckAfter
+	if after <= 0 {
+		after = DefaultProviderRecheck
+	}
+	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+// checkProvider sets ProviderReady and status.providerLimits from a live check. Its messages name
+// Secrets and keys, never their content nor the provider's error text (which goes to the log; the
+// adapters keep secrets out of it).
+func (r *GatewayReconciler) checkProvider(ctx context.Context, gw *paygatev1.Gateway) {
+	cond := metav1.Condition{Type: paygatev1.ConditionProviderReady, Status: metav1.ConditionTrue, Reason: ReasonProviderReady,
+		ObservedGeneration: gw.Generation}
+	res, err := r.Checker.CheckGateway(ctx, gw)
+	if err != nil {
+		var ge *provider.GatewayError
+		if errors.As(err, &ge) {
+			cond.Reason, cond.Message = ge.Reason, ge.Message
+		} else {
+			cond.Reason, cond.Message = failureReason(err)
+		}
+		cond.Status = metav1.ConditionFalse
+		ctrl.LoggerFrom(ctx).Info("Gateway provider check failed", "gateway", gw.Name, "provider", gw.Spec.Provider,
+			"reason", cond.Reason, "error", err.Error())
+	} else {
+		cond.Message = fmt.Sprintf("The %s credentials work and the provider takes deposits", gw.Spec.Provider)
+		limits := &paygatev1.ProviderLimits{Decimals: res.Decimals}
+		if res.MinAmount != "" {
+			limits.MinAmount = ptrDecimal(res.MinAmount)
+		}
+		if res.MaxAmount != "" {
+			limits.MaxAmount = ptrDecimal(res.MaxAmount)
+		}
+		gw.Status.ProviderLimits = limits
+	}
+	was := meta.FindStatusCondition(gw.Status.Conditions, paygatev1.ConditionProviderReady)
+	if was == nil || was.Status != cond.Status || was.Reason != cond.Reason {
+		eventType := corev1.EventTypeNormal
+		if cond.Status != metav1.ConditionTrue {
+			eventType = corev1.EventTypeWarning
+		}
+		r.Recorder.Eventf(gw, nil, eventType, cond.Reason, "CheckProvider", "%s", cond.Message)
+	}
+	meta.SetStatusCondition(&gw.Status.Conditions, cond)
+}
+
+func ptrDecimal(s string) *paygatev1.Decimal {
+	d := paygatev1.Decimal(s)
+	return &d
 }
 
 // summarizeGateway sets Ready: False while the configuration cannot work or the pass failed, and
@@ -75,6 +165,14 @@ func (r *GatewayReconciler) summarizeGateway(gw *paygatev1.Gateway, reconcileErr
 	} else if reconcileErr != nil {
 		ready.Status = metav1.ConditionFalse
 		ready.Reason, ready.Message = failureReason(reconcileErr)
+	} else if c := meta.FindStatusCondition(gw.Status.Conditions, paygatev1.ConditionProviderReady); c != nil && c.Status != metav1.ConditionTrue &&
+		(gw.Spec.Provider == paygatev1.ProviderPawapay || gw.Spec.Provider == paygatev1.ProviderDaraja) {
+		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonProviderNotReady
+		ready.Message = "Out of service: the provider cannot be used (" + c.Reason + "): " + c.Message
+	}
+	if gw.Spec.Provider != paygatev1.ProviderPawapay && gw.Spec.Provider != paygatev1.ProviderDaraja {
+		meta.RemoveStatusCondition(&gw.Status.Conditions, paygatev1.ConditionProviderReady)
+		gw.Status.ProviderLimits = nil
 	}
 	var was metav1.ConditionStatus // copied: SetStatusCondition edits the slice in place
 	if c := meta.FindStatusCondition(gw.Status.Conditions, paygatev1.ConditionReady); c != nil {

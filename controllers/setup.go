@@ -92,6 +92,7 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 	ids := &IDAllocator{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}
 	if err := (&GatewayReconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gateway-controller"), IDs: ids,
+		Checker: GatewayCheckerOf(opts.Providers),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the gateway controller: %w", err)
 	}
