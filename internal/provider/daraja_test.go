@@ -914,13 +914,10 @@ func TestDarajaSecretsRedacted(t *testing.T) {
 	}
 }
 
-// TestDarajaDocsTable checks docs/providers-daraja.md lists every code of the mapping tables with
-// the same outcome. The page may be folded into docs/providers.md later; then this skips.
+// TestDarajaDocsTable checks docs/providers.md lists every code of the Daraja mapping tables with
+// the same outcome.
 func TestDarajaDocsTable(t *testing.T) {
-	data, err := os.ReadFile("../../docs/providers-daraja.md")
-	if errors.Is(err, os.ErrNotExist) {
-		t.Skip("docs/providers-daraja.md is gone (folded into docs/providers.md)")
-	}
+	data, err := os.ReadFile("../../docs/providers.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -933,9 +930,9 @@ func TestDarajaDocsTable(t *testing.T) {
 		for code, want := range table {
 			got, ok := docs[kind+" "+code]
 			if !ok {
-				t.Errorf("docs/providers-daraja.md has no row for %s code %s", kind, code)
+				t.Errorf("docs/providers.md has no row for %s code %s", kind, code)
 			} else if got != want {
-				t.Errorf("docs/providers-daraja.md says %s code %s is %v, the code says %v", kind, code, got, want)
+				t.Errorf("docs/providers.md says %s code %s is %v, the code says %v", kind, code, got, want)
 			}
 			delete(docs, kind+" "+code)
 		}
@@ -943,6 +940,6 @@ func TestDarajaDocsTable(t *testing.T) {
 	check("STK", darajaSTKResultCodes)
 	check("Result", darajaResultCodes)
 	for k := range docs {
-		t.Errorf("docs/providers-daraja.md lists %s, which the code does not map", k)
+		t.Errorf("docs/providers.md lists %s, which the code does not map", k)
 	}
 }
