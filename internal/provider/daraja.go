@@ -35,7 +35,7 @@ import (
 // Each behaviour below names the documentation page it follows. It only translates: the attempt
 // engine (internal/attempt) decides when to send, and the adapter never sends a money-moving
 // request twice on its own (no retry of an STK push, a B2C payment or a reversal, not even after
-// a rejected access token). docs/providers-daraja.md says how to configure it and what it can and
+// a rejected access token). docs/providers.md says how to configure it and what it can and
 // cannot do.
 
 // Daraja base URLs.
@@ -1400,7 +1400,7 @@ type darajaCode struct {
 
 // darajaSTKResultCodes maps M-Pesa Express ResultCodes (callback and query; MpesaExpressSimulate
 // and MpesaExpressQuery result codes). 0 is success, every other code is a failure: a code not
-// listed is FAILED with PROVIDER_ERROR. docs/providers-daraja.md has the same table.
+// listed is FAILED with PROVIDER_ERROR. docs/providers.md has the same table.
 var darajaSTKResultCodes = map[string]darajaCode{
 	"0":    {StatusSuccess, ""},
 	"1":    {StatusFailed, paygatev1.FailureInsufficientFunds}, // the customer's balance is insufficient

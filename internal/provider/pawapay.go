@@ -33,7 +33,7 @@ import (
 
 // The pawaPay adapter speaks pawaPay's Merchant API v2 (https://docs.pawapay.io/v2/). It is
 // written from the published documentation and tested against test/fakepawapay, a fake built from
-// the same documentation; docs/providers-pawapay.md says how to configure it and what it maps.
+// the same documentation; docs/providers.md says how to configure it and what it maps.
 
 // Base URLs of pawaPay's Merchant API: the sandbox and production differ only in the base URL and
 // the API token. https://docs.pawapay.io/using_the_api (Where is the API?) and the servers of
@@ -280,7 +280,7 @@ func (p *Pawapay) RefundID(reference string) string { return PawapayRefundID(ref
 // maps to itself is passed through: it has no Paygate equivalent and names a cause on the
 // merchant's side (the pawaPay wallet, a refund's state) that the operator must see as it is. A
 // code missing from the table is passed through too; a FAILED status without a code is
-// PROVIDER_ERROR. docs/providers-pawapay.md shows the same table.
+// PROVIDER_ERROR. docs/providers.md shows the same table.
 var pawapayFailureCodes = map[string]paygatev1.FailureCode{
 	// Transaction failures (final FAILED status, in status checks and callbacks).
 	"PAYMENT_NOT_APPROVED":        paygatev1.FailureCustomerCancelled, // the customer did not approve (declined or let the PIN prompt lapse)
