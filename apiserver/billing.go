@@ -249,7 +249,8 @@ func (s *Server) listPlans(w http.ResponseWriter, r *http.Request) {
 // subscriptionRequest is a checked subscription create body.
 type subscriptionRequest struct {
 	planCode      string
-	customerPhone string // E.164
+	rawPhone      string // customer_phone as sent: subscriberPhone reads it for the plan's currency
+	customerPhone string // E.164, once read
 	termsShown    string // verbatim
 	webhookURL    string
 }
@@ -263,10 +264,13 @@ func (s *Server) parseSubscriptionRequest(f fields, c *caller) (*subscriptionReq
 		addFieldError(v, billing.CheckPlanCode("plan_code", code))
 		req.planCode = code
 	}
+	// The number is read in the country of the plan's currency once the plan is known
+	// (subscriberPhone); here it must be present.
 	if raw, _ := f.str(v, "customer_phone"); !v.has("customer_phone") {
-		e164, err := billing.NormalizeCustomerPhone(raw)
-		addFieldError(v, err)
-		req.customerPhone = e164
+		if strings.TrimSpace(raw) == "" {
+			v.add("customer_phone", "The customer_phone field is required.")
+		}
+		req.rawPhone = raw
 	}
 	if terms, _ := f.str(v, "terms_shown"); !v.has("terms_shown") {
 		addFieldError(v, billing.CheckTermsShown(terms))
@@ -281,6 +285,42 @@ func (s *Server) parseSubscriptionRequest(f fields, c *caller) (*subscriptionReq
 		req.webhookURL = u
 	}
 	return req, v
+}
+
+// subscriberPhone normalizes a subscription's customer_phone for the plan's currency: every charge
+// is a USSD prompt to a mobile-money account of the currency's country, so a TZS plan takes
+// Tanzanian numbers (+255, or 07xx read in Tanzania), a KES plan Kenyan ones (+254, or 07xx read
+// in Kenya). It returns the E.164 number, or the message for customer_phone. A currency without a
+// phone region (internal/money) takes mobile numbers in international form, as payments do.
+func subscriberPhone(raw, currency string) (e164, msg string) {
+	if currency == "TZS" {
+		// The Tanzanian rules and messages of the Subscription's own validation.
+		e164, err := billing.NormalizeCustomerPhone(raw)
+		var fe *billing.FieldError
+		if errors.As(err, &fe) {
+			return "", fe.Message
+		}
+		if err != nil {
+			return "", "The customer_phone must be a Tanzanian mobile number, such as +255712345678 or 0712345678."
+		}
+		return e164, ""
+	}
+	e164, region, err := phone.NormalizeInRegionOfCurrency(raw, currency)
+	switch {
+	case err == nil:
+		return e164, ""
+	case errors.Is(err, phone.ErrNotAMobileNumber):
+		return "", "The customer_phone must be a mobile number that can receive a USSD prompt, not a fixed line or a service number."
+	case region == "":
+		return "", "The customer_phone must be a mobile number in international form, such as +255712345678."
+	}
+	country := phone.CountryAdjective(region)
+	if errors.Is(err, phone.ErrOtherRegion) {
+		return "", fmt.Sprintf("The customer_phone must be a %s mobile number (%s): subscriptions in %s are charged to %s mobile-money accounts.",
+			country, phone.CallingCode(region), currency, country)
+	}
+	international, national := phone.ExampleMobile(region)
+	return "", fmt.Sprintf("The customer_phone must be a %s mobile number, such as %s or %s.", country, international, national)
 }
 
 func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
@@ -318,6 +358,11 @@ func (s *Server) doCreateSubscription(ctx context.Context, r *http.Request, idem
 		return errorResponse(validationError(map[string][]string{"plan_code": {
 			"The plan " + req.planCode + " cannot take subscriptions: its amount does not fit its currency."}}))
 	}
+	e164, msg := subscriberPhone(req.rawPhone, string(plan.Spec.Currency))
+	if msg != "" {
+		return errorResponse(validationError(map[string][]string{"customer_phone": {msg}}))
+	}
+	req.customerPhone = e164
 	if err := eligibility.CheckCurrency(c.merchant, plan.Spec.Currency); err != nil {
 		return errorResponse(currencyError(err))
 	}

@@ -211,9 +211,17 @@ func FuzzSubscriptionRequest(f *testing.F) {
 			checkValidation(t, v)
 			return
 		}
-		if billing.CheckPlanCode("plan_code", req.planCode) != nil || !strings.HasPrefix(req.customerPhone, "+255") ||
-			!e164Pattern.MatchString(req.customerPhone) || billing.CheckTermsShown(req.termsShown) != nil {
+		if billing.CheckPlanCode("plan_code", req.planCode) != nil || strings.TrimSpace(req.rawPhone) == "" ||
+			billing.CheckTermsShown(req.termsShown) != nil {
 			t.Fatalf("accepted %+v", req)
+		}
+		// The number is read for the plan's currency: a number of its country, or a message.
+		for currency, prefix := range map[string]string{"TZS": "+255", "KES": "+254"} {
+			if e164, msg := subscriberPhone(req.rawPhone, currency); msg == "" && (!strings.HasPrefix(e164, prefix) || !e164Pattern.MatchString(e164)) {
+				t.Fatalf("accepted the phone %q as %q for %s", req.rawPhone, e164, currency)
+			} else if msg != "" && e164 != "" {
+				t.Fatalf("refused the phone %q with %q but returned %q", req.rawPhone, msg, e164)
+			}
 		}
 		if u := req.webhookURL; u != "" && !strings.HasPrefix(u, "https://") && (production || !strings.HasPrefix(u, "http://")) {
 			t.Fatalf("accepted the webhook URL %q in %s", u, env)

@@ -173,7 +173,10 @@ func (s *Server) resolveGateways(ctx context.Context, c *caller, req *paymentReq
 			Message: "No available payment method matches allow_payment_methods.",
 			Errors:  map[string][]string{"allow_payment_methods": {"No available payment method matches these keywords."}}}
 	}
-	fit := eligibility.WithinLimits(filtered, req.Amount)
+	fit, refusals := eligibility.CheckLimits(filtered, req.Amount)
+	if len(fit) == 0 && len(refusals) > 0 {
+		return nil, false, providerLimitsError(refusals, req.Amount, req.Currency)
+	}
 	if len(fit) == 0 {
 		return nil, false, &APIError{Status: http.StatusUnprocessableEntity, Label: LabelInvalidAmount,
 			Message: "The amount is outside the limits of every available payment method.",

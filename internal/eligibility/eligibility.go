@@ -242,22 +242,88 @@ func EffectiveSelection(selections []paygatev1.GatewaySelection) (Selection, []p
 	return Selection(sorted[0].Spec.Gateways), sorted[1:]
 }
 
-// WithinLimits keeps the gateways whose minimum and maximum amounts admit amount, in their
-// order. Limits that do not parse are treated as absent (the gateway controller reports them).
+// WithinLimits keeps the gateways that admit amount, in their order: the gateway's own minimum
+// and maximum (spec) and, when the gateway controller cached them, its provider's
+// (status.providerLimits: minimum, maximum and decimal places). Limits that do not parse are
+// treated as absent (the gateway controller reports them). CheckLimits says why gateways were
+// dropped.
 func WithinLimits(gateways []paygatev1.Gateway, amount money.Amount) []paygatev1.Gateway {
-	var out []paygatev1.Gateway
-	for _, g := range gateways {
-		if g.Spec.MinAmount != nil {
-			if lo, err := money.ParseAmount(string(*g.Spec.MinAmount)); err == nil && amount.Cmp(lo) < 0 {
-				continue
-			}
+	fit, _ := CheckLimits(gateways, amount)
+	return fit
+}
+
+// Refusal reasons of a provider (ProviderRefusal.Reason).
+const (
+	RefusalBelowMinimum    = "BelowMinimum"
+	RefusalAboveMaximum    = "AboveMaximum"
+	RefusalTooManyDecimals = "TooManyDecimals"
+)
+
+// ProviderRefusal is why a gateway's provider refuses an amount its gateway's own limits admit.
+type ProviderRefusal struct {
+	// Gateway is the refusing gateway.
+	Gateway *paygatev1.Gateway
+	// Reason is RefusalBelowMinimum, RefusalAboveMaximum or RefusalTooManyDecimals.
+	Reason string
+	// Limit is the provider's minimum or maximum the amount is outside (Below/AboveMaximum).
+	Limit money.Amount
+	// Decimals is how many decimal places the provider takes (RefusalTooManyDecimals).
+	Decimals int32
+}
+
+// CheckLimits keeps the gateways that admit amount (WithinLimits) and lists, for the gateways
+// whose own limits admit it but whose provider refuses it, why (in the gateways' order). When fit
+// is empty and refusals is not, the amount is refused only because of the providers' limits.
+func CheckLimits(gateways []paygatev1.Gateway, amount money.Amount) (fit []paygatev1.Gateway, refusals []ProviderRefusal) {
+	for i := range gateways {
+		g := &gateways[i]
+		if !specAdmits(g, amount) {
+			continue
 		}
-		if g.Spec.MaxAmount != nil {
-			if hi, err := money.ParseAmount(string(*g.Spec.MaxAmount)); err == nil && amount.Cmp(hi) > 0 {
-				continue
-			}
+		if r, ok := providerRefuses(g, amount); ok {
+			refusals = append(refusals, r)
+			continue
 		}
-		out = append(out, g)
+		fit = append(fit, *g)
 	}
-	return out
+	return fit, refusals
+}
+
+// specAdmits reports whether the gateway's own minimum and maximum admit amount.
+func specAdmits(g *paygatev1.Gateway, amount money.Amount) bool {
+	if g.Spec.MinAmount != nil {
+		if lo, err := money.ParseAmount(string(*g.Spec.MinAmount)); err == nil && amount.Cmp(lo) < 0 {
+			return false
+		}
+	}
+	if g.Spec.MaxAmount != nil {
+		if hi, err := money.ParseAmount(string(*g.Spec.MaxAmount)); err == nil && amount.Cmp(hi) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// providerRefuses reports whether the gateway's provider, as its cached status.providerLimits
+// say, refuses amount, and why. A gateway without cached limits refuses nothing. Decimal places
+// are checked first: an amount the provider cannot even carry is refused for that.
+func providerRefuses(g *paygatev1.Gateway, amount money.Amount) (ProviderRefusal, bool) {
+	pl := g.Status.ProviderLimits
+	if pl == nil {
+		return ProviderRefusal{}, false
+	}
+	if pl.Decimals >= 0 && amount.Scale() > pl.Decimals {
+		return ProviderRefusal{Gateway: g, Reason: RefusalTooManyDecimals, Decimals: pl.Decimals}, true
+	}
+	if pl.MinAmount != nil {
+		if lo, err := money.ParseAmount(string(*pl.MinAmount)); err == nil && amount.Cmp(lo) < 0 {
+			return ProviderRefusal{Gateway: g, Reason: RefusalBelowMinimum, Limit: lo, Decimals: pl.Decimals}, true
+		}
+	}
+	if pl.MaxAmount != nil {
+		if hi, err := money.ParseAmount(string(*pl.MaxAmount)); err == nil && amount.Cmp(hi) > 0 {
+			return ProviderRefusal{Gateway: g, Reason: RefusalAboveMaximum, Limit: hi, Decimals: pl.Decimals}, true
+		}
+	}
+	return ProviderRefusal{}, false
 }

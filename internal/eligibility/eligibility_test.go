@@ -546,3 +546,39 @@ func TestCheckSelection(t *testing.T) {
 		}
 	})
 }
+
+// TestProviderLimits: a gateway's cached provider limits count in WithinLimits; CheckLimits says
+// why each gateway whose own limits admit the amount was refused by its provider.
+func TestProviderLimits(t *testing.T) {
+	dec := func(s string) *paygatev1.Decimal { d := paygatev1.Decimal(s); return &d }
+	daraja := func(g *paygatev1.Gateway) {
+		g.Status.ProviderLimits = &paygatev1.ProviderLimits{MinAmount: dec("10"), MaxAmount: dec("150000"), Decimals: 0}
+	}
+	specMax := func(g *paygatev1.Gateway) { g.Spec.MaxAmount = dec("100") }
+	gws := []paygatev1.Gateway{gw("ke-daraja", "KES", daraja), gw("ke-plain", "KES"), gw("ke-small", "KES", daraja, specMax)}
+	for _, tc := range []struct {
+		amount   string
+		fit      []paygatev1.GatewayCode
+		refusals []string
+	}{
+		{"1500", []paygatev1.GatewayCode{"ke-daraja", "ke-plain"}, nil},
+		{"50", []paygatev1.GatewayCode{"ke-daraja", "ke-plain", "ke-small"}, nil},
+		{"1500.50", []paygatev1.GatewayCode{"ke-plain"}, []string{RefusalTooManyDecimals}},
+		{"50.5", []paygatev1.GatewayCode{"ke-plain"}, []string{RefusalTooManyDecimals, RefusalTooManyDecimals}},
+		{"5", []paygatev1.GatewayCode{"ke-plain"}, []string{RefusalBelowMinimum, RefusalBelowMinimum}},
+		{"200000", []paygatev1.GatewayCode{"ke-plain"}, []string{RefusalAboveMaximum}},
+	} {
+		amount := money.MustParseAmount(tc.amount)
+		fit, refusals := CheckLimits(gws, amount)
+		var reasons []string
+		for _, r := range refusals {
+			reasons = append(reasons, r.Reason)
+		}
+		if !slices.Equal(codes(fit), tc.fit) || !slices.Equal(reasons, tc.refusals) {
+			t.Errorf("%s: fit %v refusals %v, want %v %v", tc.amount, codes(fit), reasons, tc.fit, tc.refusals)
+		}
+		if got := codes(WithinLimits(gws, amount)); !slices.Equal(got, tc.fit) {
+			t.Errorf("%s: WithinLimits %v, want %v", tc.amount, got, tc.fit)
+		}
+	}
+}

@@ -216,3 +216,65 @@ func RegionOf(e164 string) string {
 		return r
 	}
 }
+
+// ErrOtherRegion means the input is a valid mobile number of another country than the one
+// required (NormalizeInRegionOfCurrency).
+var ErrOtherRegion = errors.New("mobile number of another country")
+
+// NormalizeInRegionOfCurrency is NormalizeForCurrency for a number that must belong to the
+// currency's country (its PhoneRegion): a subscription in KES is charged to a Kenyan number, one
+// in TZS to a Tanzanian number. It returns the region required ("" for a currency without one,
+// whose numbers are accepted from any country, as by NormalizeForCurrency). Errors wrap
+// ErrInvalidNumber, ErrNotAMobileNumber or ErrOtherRegion.
+func NormalizeInRegionOfCurrency(raw, currency string) (e164, region string, err error) {
+	c, _ := money.LookupCurrency(currency)
+	e164, err = NormalizeMobile(raw, c.PhoneRegion)
+	if err != nil {
+		return "", c.PhoneRegion, err
+	}
+	if c.PhoneRegion != "" && RegionOf(e164) != c.PhoneRegion {
+		return "", c.PhoneRegion, fmt.Errorf("%w: not a number of %s", ErrOtherRegion, c.PhoneRegion)
+	}
+	return e164, c.PhoneRegion, nil
+}
+
+// adjectives name the people of the regions of the currency table (internal/money), for
+// messages to people.
+var adjectives = map[string]string{
+	"TZ": "Tanzanian", "KE": "Kenyan", "UG": "Ugandan", "RW": "Rwandan",
+	"MW": "Malawian", "ZM": "Zambian", "NG": "Nigerian", "GH": "Ghanaian",
+}
+
+// CountryAdjective names region's people ("Kenyan" for "KE"), or is the region code itself for a
+// region the currency table does not use.
+func CountryAdjective(region string) string {
+	if a, ok := adjectives[region]; ok {
+		return a
+	}
+	return region
+}
+
+// CallingCode is region's country calling code with its "+" ("+254" for "KE"), from the
+// numbering plan; "" for an unknown region.
+func CallingCode(region string) string {
+	if cc := phonenumbers.GetCountryCodeForRegion(region); cc > 0 {
+		return fmt.Sprintf("+%d", cc)
+	}
+	return ""
+}
+
+// ExampleMobile is an example mobile number of region, in E.164 and in national format without
+// spaces ("+254712123456", "0712123456"), from the numbering plan; empty for an unknown region.
+func ExampleMobile(region string) (e164, national string) {
+	num := phonenumbers.GetExampleNumberForType(region, phonenumbers.MOBILE)
+	if num == nil {
+		return "", ""
+	}
+	national = strings.Map(func(r rune) rune {
+		if r < '0' || r > '9' {
+			return -1
+		}
+		return r
+	}, phonenumbers.Format(num, phonenumbers.NATIONAL))
+	return phonenumbers.Format(num, phonenumbers.E164), national
+}
