@@ -253,14 +253,24 @@ var _ = Describe("Billing resources the API server rejects", func() {
 		})).To(Succeed())
 	})
 
+	It("accepts a Kenyan mobile number for a KES plan's subscription", func() {
+		s := subscription(ns, func(s *paygatev1.Subscription) {
+			s.Spec.Consent.PlanCurrency, s.Spec.CustomerPhone = "KES", "+254712345678"
+		})
+		Expect(k8s.Create(ctx, s)).To(Succeed())
+		Expect(k8s.Delete(ctx, s)).To(Succeed())
+	})
+
 	DescribeTable("subscriptions",
 		func(mod func(*paygatev1.Subscription), message string) {
 			expectRejected(subscription(ns, mod), message)
 		},
 		Entry("a name that is not sub- and an id", func(s *paygatev1.Subscription) { s.Name = "gold-for-asha" },
 			"a Subscription's name is sub- and 24 characters of a-z and 2-7"),
-		Entry("a Kenyan phone", func(s *paygatev1.Subscription) { s.Spec.CustomerPhone = "+254712345678" },
-			"customerPhone must be a Tanzanian mobile number in E.164 form"),
+		Entry("a Kenyan phone for a TZS plan", func(s *paygatev1.Subscription) { s.Spec.CustomerPhone = "+254712345678" },
+			"customerPhone must be a Tanzanian mobile number in E.164 form for a TZS plan"),
+		Entry("a Tanzanian phone for a KES plan", func(s *paygatev1.Subscription) { s.Spec.Consent.PlanCurrency = "KES" },
+			"customerPhone must be a Kenyan mobile number in E.164 form for a KES plan"),
 		Entry("a Tanzanian landline", func(s *paygatev1.Subscription) { s.Spec.CustomerPhone = "+255222123456" },
 			"customerPhone must be a Tanzanian mobile number"),
 		Entry("a national-format phone", func(s *paygatev1.Subscription) { s.Spec.CustomerPhone = "0712345678" }, "spec.customerPhone"),

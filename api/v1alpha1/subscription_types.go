@@ -143,6 +143,8 @@ type TestClock struct {
 // +kubebuilder:validation:XValidation:rule="self.merchantRef == oldSelf.merchantRef && self.environment == oldSelf.environment && self.planRef == oldSelf.planRef && self.planCode == oldSelf.planCode && self.customerPhone == oldSelf.customerPhone",message="a subscription's merchantRef, environment, plan and customerPhone are immutable: create a new subscription"
 // +kubebuilder:validation:XValidation:rule="self.planRef.name == self.merchantRef.name + '.' + self.environment + '.' + self.planCode",message="planRef.name must be <merchantRef.name>.<environment>.<planCode>, the plan's object name"
 // +kubebuilder:validation:XValidation:rule="self.consent.recordedBy.environment == self.environment",message="consent.recordedBy.environment must be the subscription's environment"
+// +kubebuilder:validation:XValidation:rule="self.consent.planCurrency != 'TZS' || self.customerPhone.matches('^[+]255[67][0-9]{8}$')",message="customerPhone must be a Tanzanian mobile number in E.164 form for a TZS plan: +255 and 9 digits starting with 6 or 7"
+// +kubebuilder:validation:XValidation:rule="self.consent.planCurrency != 'KES' || self.customerPhone.matches('^[+]254[17][0-9]{8}$')",message="customerPhone must be a Kenyan mobile number in E.164 form for a KES plan: +254 and 9 digits starting with 7 or 1"
 // +kubebuilder:validation:XValidation:rule="!has(self.webhookURL) || self.environment != 'production' || self.webhookURL.startsWith('https://')",message="a production subscription's webhookURL must be an https:// URL"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.cancel) || oldSelf.cancel != 'immediately' || (has(self.cancel) && self.cancel == 'immediately')",message="cancel: immediately is final: a cancelled subscription cannot be resumed; create a new one"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.resumeSequence) || (has(self.resumeSequence) && self.resumeSequence >= oldSelf.resumeSequence)",message="resumeSequence only increases: raise it by one to resume a suspended subscription"
@@ -167,9 +169,10 @@ type SubscriptionSpec struct {
 	// +required
 	PlanCode string `json:"planCode"`
 
-	// customerPhone is the Tanzanian mobile number every charge's USSD prompt goes to, in E.164
-	// form (+255 and 9 digits starting with 6 or 7).
-	// +kubebuilder:validation:XValidation:rule="self.matches('^[+]255[67][0-9]{8}$')",message="customerPhone must be a Tanzanian mobile number in E.164 form: +255 and 9 digits starting with 6 or 7"
+	// customerPhone is the mobile number every charge's USSD prompt goes to, in E.164 form, of the
+	// country of the plan's currency: a TZS plan charges a Tanzanian number (+255 and 9 digits
+	// starting with 6 or 7), a KES plan a Kenyan one (+254 and 9 digits starting with 7 or 1).
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[+][1-9][0-9]{7,14}$')",message="customerPhone must be a mobile number in E.164 form, such as +255712345678"
 	// +required
 	CustomerPhone MobileNumber `json:"customerPhone"`
 
