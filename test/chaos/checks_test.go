@@ -361,7 +361,7 @@ func (h *harness) check(ran time.Duration) figures {
 
 	// Payments and the provider's pushes.
 	phase := map[string]int{}
-	var double, unpushed []string
+	var double, unpushed, expiredUnsent []string
 	known, resent := 0, 0
 	for i := range w.payments {
 		p := &w.payments[i]
@@ -378,6 +378,11 @@ func (h *harness) check(ran time.Duration) figures {
 			switch ops := h.fake.OperationsFor(a.Reference); {
 			case ops > 1:
 				double = append(double, fmt.Sprintf("%s performed %d times (%d pushes)", a.Reference, ops, n))
+			case n == 0 && p.Status.Reason == string(paygatev1.FailureExpiredSession) && a.InFlight():
+				// Recorded, then the manager died before sending, and the checkout's deadline passed
+				// before its successor's pass: nothing is sent after a deadline (docs/payments.md,
+				// The attempt protocol); the attempt stays watched.
+				expiredUnsent = append(expiredUnsent, a.Reference)
 			case n == 0:
 				unpushed = append(unpushed, a.Reference)
 			}
@@ -386,7 +391,8 @@ func (h *harness) check(ran time.Duration) figures {
 	f.info("payments by environment and outcome", "%d: %s", len(w.payments), kindSummary(phase))
 	f.zero("provider operations per push attempt reference above 1 (double pushes)", len(double), double)
 	f.info("pushes sent again with the same reference (de-duplicated by the provider)", "%d", resent)
-	f.zero("attempt references never pushed", len(unpushed), unpushed)
+	f.info("attempts recorded and never sent before their payment's deadline (expired, watched)", "%d", len(expiredUnsent))
+	f.zero("attempt references never pushed (other than those)", len(unpushed), unpushed)
 	f.zero("pushes with a reference no attempt recorded", h.fake.Pushes()-known, nil)
 
 	// Payouts and disbursements.

@@ -93,6 +93,7 @@ func managerOptions() controllers.Options {
 		Providers: &provider.Registry{
 			Sandbox:  sandbox,
 			Upstream: (&provider.Upstreams{Reader: k8s}).For,
+			Gateways: &provider.Gateways{Reader: k8s, DarajaCallbackURL: baseURL + "/internal/provider/callbacks/daraja"},
 		},
 		PollInterval: 100 * time.Millisecond,
 		CallbackURL:  baseURL + "/internal/provider/callbacks",
