@@ -22,18 +22,18 @@ import (
 // pawapayFixture starts a fake of pawaPay's Merchant API v2 and a TZS gateway carried by it
 // (Vodacom Tanzania), with its token in a labelled Secret, and waits for the gateway controller to
 // find the provider usable.
-func pawapayFixture(ns string) (*fakepawapay.Server, *paygatev1.Gateway) {
+func pawapayFixture(ns string, mods ...func(*paygatev1.Gateway)) (*fakepawapay.Server, *paygatev1.Gateway) {
 	fake := fakepawapay.New(GinkgoTB(), fakepawapay.Options{})
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pawapay", Labels: map[string]string{paygatev1.LabelCredential: provider.CredentialKindPawapay}},
 		Data:       map[string][]byte{provider.PawapaySecretToken: []byte(fake.Token)},
 	}
 	Expect(k8s.Create(ctx, secret)).To(Succeed())
-	gw := createGateway("TZS", func(g *paygatev1.Gateway) {
+	gw := createGateway("TZS", append([]func(*paygatev1.Gateway){func(g *paygatev1.Gateway) {
 		g.Spec.Provider = paygatev1.ProviderPawapay
 		g.Spec.Pawapay = &paygatev1.PawapayConfig{BaseURL: fake.URL(), Provider: "VODACOM_TZA",
 			CredentialsSecretRef: paygatev1.PawapayCredentialsReference{Namespace: ns, Name: "pawapay"}}
-	})
+	}}, mods...)...)
 	Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(gw), gw)).To(Succeed())
 		g.Expect(meta.IsStatusConditionTrue(gw.Status.Conditions, paygatev1.ConditionProviderReady)).To(BeTrue())
@@ -66,6 +66,52 @@ var _ = Describe("Production payments through pawaPay", func() {
 		Expect(counters.DepositsCreated).To(HaveLen(1))
 		Expect(counters.DepositsCreated).To(HaveKeyWithValue(depositID, 1))
 		Expect(p.Status.Attempts[0].Sends).To(Equal(int32(1)))
+	})
+
+	It("pays a production payout out as one pawaPay payout, and charges a subscription as one deposit", func() {
+		ns := newNamespace()
+		fake, _ := pawapayFixture(ns, func(g *paygatev1.Gateway) {
+			g.Spec.Payouts = &paygatev1.PayoutSchedule{Fees: paygatev1.GatewayFees{Percent: "1", Fixed: "100"}}
+		})
+		duka := payoutMerchant(ns, "duka", "")
+
+		By("funding the production balance with a payment through pawaPay")
+		created, err := duka.production.CreatePayment(ctx, paygate.CreatePaymentRequest{
+			PaymentAmount: "20000", CurrencyCode: "TZS", RefTrx: "pawapay-fund", PaymentMode: "push", CustomerPhone: "0754000603",
+		}, "")
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			v, err := duka.production.VerifyPayment(ctx, created.TrxID)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(v.Status).To(Equal("success"))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		Eventually(func() string { return availableBalance(duka.production).StringFixed(2) }).
+			WithPolling(250 * time.Millisecond).WithTimeout(30 * time.Second).Should(Equal("19500.00"))
+
+		By("paying 5000 out: one pawaPay payout of 4850 (1 % plus 100 kept)")
+		po, err := duka.production.CreatePayout(ctx, paygate.PayoutRequest{Amount: "5000"}, "pawapay-payout-1")
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			got, err := duka.production.GetPayout(ctx, po.ID)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got.Status).To(Equal("success"))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		var payout paygatev1.Payout
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: po.ID}, &payout)).To(Succeed())
+		Expect(fake.Counters().PayoutsCreated).To(HaveKeyWithValue(provider.PawapayPayoutID(payout.Status.Attempt.Reference), 1))
+		Expect(fake.Counters().PayoutsCreated).To(HaveLen(1))
+
+		By("charging a production subscription's first invoice as one deposit")
+		_, err = duka.production.CreatePlan(ctx, goldMonthly, "")
+		Expect(err).NotTo(HaveOccurred())
+		sub, err := duka.production.CreateSubscription(ctx, paygate.SubscriptionRequest{PlanCode: "gold-monthly", CustomerPhone: "0754000604", TermsShown: goldTerms}, "pawapay-sub")
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			got, err := duka.production.GetSubscription(ctx, sub.ID)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got.Status).To(Equal("active"))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		Expect(fake.Counters().DepositsCreated).To(HaveLen(2), "the funding payment and the charge, each once")
 	})
 
 	It("fails a declined deposit with the mapped reason, and sends it once", func() {
