@@ -4,6 +4,8 @@
 package e2e_test
 
 import (
+	"errors"
+	"net/http"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -16,6 +18,7 @@ import (
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/pkg/paygate"
+	"github.com/paygate/paygate/test/fakedaraja"
 	"github.com/paygate/paygate/test/fakepawapay"
 )
 
@@ -130,5 +133,70 @@ var _ = Describe("Production payments through pawaPay", func() {
 			g.Expect(v.Reason).To(Equal("INSUFFICIENT_FUNDS"))
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 		Expect(fake.Counters().DepositsCreated).To(HaveLen(1))
+	})
+})
+
+// darajaFixture starts a fake of Safaricom's Daraja API and a KES gateway carried by it (M-Pesa
+// Express to the sandbox pay bill), with its credentials in a labelled Secret, and waits for the
+// gateway controller to find it usable.
+func darajaFixture(ns string) *fakedaraja.Server {
+	fake := fakedaraja.New(GinkgoTB(), fakedaraja.Options{})
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "daraja", Labels: map[string]string{paygatev1.LabelCredential: provider.CredentialKindDaraja}},
+		Data: map[string][]byte{
+			provider.DarajaSecretConsumerKey: []byte(fake.ConsumerKey()), provider.DarajaSecretConsumerSecret: []byte(fake.ConsumerSecret()),
+			provider.DarajaSecretPasskey: []byte(fake.Passkey()), provider.DarajaSecretCallbackSecret: []byte("e2e-callback-secret-of-32-bytes!"),
+			provider.DarajaSecretInitiatorName: []byte(fake.InitiatorName()), provider.DarajaSecretInitiatorPassword: []byte(fake.InitiatorPassword()),
+			provider.DarajaSecretCertificate: fake.CertificatePEM(),
+		},
+	}
+	Expect(k8s.Create(ctx, secret)).To(Succeed())
+	gw := createGateway("KES", func(g *paygatev1.Gateway) {
+		g.Spec.Provider = paygatev1.ProviderDaraja
+		g.Spec.Daraja = &paygatev1.DarajaConfig{BaseURL: fake.URL(), ShortCode: fake.ShortCode(),
+			CredentialsSecretRef: paygatev1.SecretReference{Namespace: ns, Name: "daraja"}}
+	})
+	Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(gw), gw)).To(Succeed())
+		g.Expect(meta.IsStatusConditionTrue(gw.Status.Conditions, paygatev1.ConditionProviderReady)).To(BeTrue())
+	}).Should(Succeed())
+	return fake
+}
+
+var _ = Describe("Production payments through M-Pesa Daraja", func() {
+	It("collects a push payment as one STK push, settled by querying its CheckoutRequestID", func() {
+		ns := newNamespace()
+		fake := darajaFixture(ns)
+		duka := createMerchant(ns, "duka", func(m *paygatev1.Merchant) {
+			m.Spec.Currencies = []paygatev1.CurrencyCode{"KES"}
+			m.Spec.Wallets = []paygatev1.Wallet{{Currency: "KES"}}
+		})
+		created, err := duka.production.CreatePayment(ctx, paygate.CreatePaymentRequest{
+			PaymentAmount: "1500", CurrencyCode: "KES", RefTrx: "daraja-1", PaymentMode: "push", CustomerPhone: "0708374149",
+		}, "")
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			v, err := duka.production.VerifyPayment(ctx, created.TrxID)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(v.Status).To(Equal("success"))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		Expect(fake.STKPushCount()).To(Equal(1), "one STK push: M-Pesa does not de-duplicate")
+	})
+
+	It("refuses a KES amount with cents before anything reaches M-Pesa", func() {
+		ns := newNamespace()
+		fake := darajaFixture(ns)
+		duka := createMerchant(ns, "duka", func(m *paygatev1.Merchant) {
+			m.Spec.Currencies = []paygatev1.CurrencyCode{"KES"}
+			m.Spec.Wallets = []paygatev1.Wallet{{Currency: "KES"}}
+		})
+		_, err := duka.production.CreatePayment(ctx, paygate.CreatePaymentRequest{
+			PaymentAmount: "1500.50", CurrencyCode: "KES", RefTrx: "daraja-cents", PaymentMode: "push", CustomerPhone: "0708374149",
+		}, "")
+		var apiErr *paygate.Error
+		Expect(errors.As(err, &apiErr)).To(BeTrue(), "%v", err)
+		Expect(apiErr.StatusCode).To(Equal(http.StatusUnprocessableEntity))
+		Expect(apiErr.Errors).To(HaveKey("payment_amount"))
+		Expect(fake.STKPushCount()).To(BeZero())
 	})
 })
