@@ -18,6 +18,7 @@ Usage:
   paygate apiserver [flags]   run the merchant REST API
   paygate dev       [flags]   run a local control plane with demo configuration and the controllers
   paygate ledger check [flags] recompute every balance from the archive and the live objects
+  paygate provider check GATEWAY [flags]  a harmless live call to a pawapay or daraja gateway's provider
   paygate help                show this text
 
 Run "paygate <command> -h" for the flags of a command.
@@ -38,6 +39,8 @@ func main() {
 		os.Exit(runDev(args))
 	case "ledger":
 		os.Exit(runLedger(args, os.Stdout, os.Stderr))
+	case "provider":
+		os.Exit(runProvider(args, os.Stdout, os.Stderr))
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 	default:
