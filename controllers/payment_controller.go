@@ -62,7 +62,7 @@ type Providers interface {
 // PaymentReconciler drives a Payment from pending to success or failed through the mobile-money
 // provider. Money movement is written ahead: an attempt is recorded in status before the
 // provider is called, and an attempt whose outcome is unknown is resolved by status queries,
-// never by a second push (docs/payments.md, Push attempts: written ahead).
+// never by a push the attempt engine does not allow (docs/payments.md, The attempt protocol).
 type PaymentReconciler struct {
 	client.Client
 	// APIReader reads past the cache: before a payment is declined for want of a gateway, the
