@@ -104,12 +104,11 @@ func runAttempt(ctx context.Context, in attempt.Input, calls attemptCalls) (atte
 					st.awaitingCallback = true
 				}
 			}
-			if err != nil && !errors.Is(err, provider.ErrNotFound) && !st.awaitingCallback {
-				if calls.prov != nil {
-					st.providerErr = err // else the caller has the reason it could not ask
-				}
-			} else {
+			switch {
+			case err == nil || errors.Is(err, provider.ErrNotFound):
 				st.asked = true
+			case !st.awaitingCallback && calls.prov != nil:
+				st.providerErr = err // without a provider the caller has the reason it could not ask
 			}
 		}
 		if err == nil {

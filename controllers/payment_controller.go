@@ -294,7 +294,7 @@ func pushRecord(a *paygatev1.PushAttempt) attempt.Record {
 func (r *PaymentReconciler) applyDecision(s *paymentScope, st attemptStep) {
 	p, d := s.payment, st.decision
 	a := p.LatestAttempt()
-	if a != nil && d.Record.Phase != "" && (a.InFlight() || s.patch.Stored().LatestAttempt().InFlight()) {
+	if a != nil && d.Record.Phase != "" { // the engine ruled on the newest attempt
 		storeRecord(d.Record, s.now, &a.Phase, &a.Code, &a.Sends, &a.LastSentAt, &a.WatchUntil, &a.FinishedAt)
 		if st.hasResult {
 			if st.result.ProviderReference != "" {

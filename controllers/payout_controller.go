@@ -293,10 +293,7 @@ func (r *PayoutReconciler) applyDecision(s *payoutScope, st attemptStep) {
 	p, d := s.payout, st.decision
 	a := p.Status.Attempt
 	if a == nil {
-		if d.Outcome != attempt.OutcomeNone {
-			r.fail(s, d.Code, "the disbursement was not sent")
-		}
-		return
+		return // nothing was sent: a payout has no deadline, so only a send creates its attempt
 	}
 	storeRecord(d.Record, s.now, &a.Phase, &a.Code, &a.Sends, &a.LastSentAt, &a.WatchUntil, &a.FinishedAt)
 	if st.hasResult {

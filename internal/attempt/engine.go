@@ -403,9 +403,6 @@ func verdictApplies(in Input) bool {
 	return r.Phase != paygatev1.AttemptInitiating || in.OperatorAsked
 }
 
-// VerdictApplies is the verdict rule for callers that explain an ignored verdict.
-func VerdictApplies(in Input) bool { return verdictApplies(in) }
-
 func pastDeadline(in Input) bool { return !in.Deadline.IsZero() && !in.Now.Before(in.Deadline) }
 
 func watch(in Input) time.Duration {

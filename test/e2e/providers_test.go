@@ -163,14 +163,17 @@ func darajaFixture(ns string) *fakedaraja.Server {
 	return fake
 }
 
+// sellingInKES makes a merchant sell in KES, with an active KES wallet.
+func sellingInKES(m *paygatev1.Merchant) {
+	m.Spec.Currencies = []paygatev1.CurrencyCode{"KES"}
+	m.Spec.Wallets = []paygatev1.Wallet{{Currency: "KES"}}
+}
+
 var _ = Describe("Production payments through M-Pesa Daraja", func() {
 	It("collects a push payment as one STK push, settled by querying its CheckoutRequestID", func() {
 		ns := newNamespace()
 		fake := darajaFixture(ns)
-		duka := createMerchant(ns, "duka", func(m *paygatev1.Merchant) {
-			m.Spec.Currencies = []paygatev1.CurrencyCode{"KES"}
-			m.Spec.Wallets = []paygatev1.Wallet{{Currency: "KES"}}
-		})
+		duka := createMerchant(ns, "duka", sellingInKES)
 		created, err := duka.production.CreatePayment(ctx, paygate.CreatePaymentRequest{
 			PaymentAmount: "1500", CurrencyCode: "KES", RefTrx: "daraja-1", PaymentMode: "push", CustomerPhone: "0708374149",
 		}, "")
@@ -186,10 +189,7 @@ var _ = Describe("Production payments through M-Pesa Daraja", func() {
 	It("refuses a KES amount with cents before anything reaches M-Pesa", func() {
 		ns := newNamespace()
 		fake := darajaFixture(ns)
-		duka := createMerchant(ns, "duka", func(m *paygatev1.Merchant) {
-			m.Spec.Currencies = []paygatev1.CurrencyCode{"KES"}
-			m.Spec.Wallets = []paygatev1.Wallet{{Currency: "KES"}}
-		})
+		duka := createMerchant(ns, "duka", sellingInKES)
 		_, err := duka.production.CreatePayment(ctx, paygate.CreatePaymentRequest{
 			PaymentAmount: "1500.50", CurrencyCode: "KES", RefTrx: "daraja-cents", PaymentMode: "push", CustomerPhone: "0708374149",
 		}, "")
