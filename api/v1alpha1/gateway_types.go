@@ -118,6 +118,13 @@ type PawapayConfig struct {
 	// +kubebuilder:validation:Maximum=120
 	// +optional
 	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
+
+	// signedCallbacks says pawaPay signs this account's callbacks (enabled in pawaPay's
+	// dashboard): the apiserver then refuses a callback without a valid signature. Without it a
+	// signature that is present is still checked. A callback only wakes the payment's controller,
+	// which asks pawaPay for the status before anything changes.
+	// +optional
+	SignedCallbacks bool `json:"signedCallbacks,omitempty"`
 }
 
 // DarajaTransactionType is the M-Pesa Express transaction type.
