@@ -27,6 +27,7 @@ import (
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/clientip"
+	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/internal/ratelimit"
 )
 
@@ -69,13 +70,17 @@ type Options struct {
 	// replays of creates fall back to it. nil: no archive, every read is live. A nil
 	// *archive.Store counts as nil, so `opts.Archive = store` is right with or without one.
 	Archive Archive
+	// Gateways builds the pawaPay and Daraja adapters the provider callback routes verify and
+	// confirm callbacks with (receive only: the apiserver never sends money). nil: New builds
+	// one over Cache.
+	Gateways *provider.Gateways
 	// Log receives structured logs.
 	Log logr.Logger
 }
 
 // +kubebuilder:rbac:groups=paygate.dev,resources=merchants;gateways;gatewayselections;balances,verbs=get;list;watch
 // +kubebuilder:rbac:groups=paygate.dev,resources=payments,verbs=get;list;watch;create;update;patch
-// +kubebuilder:rbac:groups=paygate.dev,resources=payouts,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=paygate.dev,resources=payouts,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=paygate.dev,resources=idempotencykeys,verbs=get;create;update;delete
 // +kubebuilder:rbac:groups=paygate.dev,resources=billingplans,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=paygate.dev,resources=subscriptions,verbs=get;list;watch;create;update;patch
@@ -96,6 +101,8 @@ type Server struct {
 	limiter   *ratelimit.Limiter
 	ips       clientip.Resolver
 	mux       *http.ServeMux
+	// pawapayKeys caches the keys pawaPay signs callbacks with, per gateway.
+	pawapayKeys pawapayKeyCache
 }
 
 // New builds a Server, filling defaults.
@@ -117,6 +124,9 @@ func New(opts Options) *Server {
 	}
 	opts.Site = opts.Site.withDefaults(opts.PublicURL)
 	opts.Archive = noArchive(opts.Archive)
+	if opts.Gateways == nil && opts.Cache != nil {
+		opts.Gateways = &provider.Gateways{Reader: opts.Cache, ReceiveOnly: true}
+	}
 	s := &Server{
 		opts:    opts,
 		limiter: ratelimit.New(opts.Clock.Now, 100_000),
@@ -151,6 +161,9 @@ func (s *Server) routes() {
 	s.handle("/api/v1/billing/invoices", route{http.MethodGet: s.listInvoices})
 	s.handle("/api/v1/openapi.json", route{http.MethodGet: s.openAPI})
 	s.mux.HandleFunc("POST /internal/provider/callbacks", s.providerCallback)
+	s.mux.HandleFunc("POST /internal/provider/callbacks/pawapay", s.pawapayCallback)
+	s.mux.HandleFunc("POST /internal/provider/callbacks/daraja/{gateway}/{token}", s.darajaCallback)
+	s.mux.HandleFunc("POST /internal/provider/callbacks/daraja/{gateway}/{token}/{kind}", s.darajaCallback)
 	s.checkoutRoutes()
 	s.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

@@ -6,6 +6,8 @@ package provider
 import (
 	"bytes"
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/rsa"
@@ -85,8 +87,11 @@ const (
 	darajaMaxRemembered = 10000
 	// darajaMinCallbackSecret is the shortest CallbackSecret accepted (bytes).
 	darajaMinCallbackSecret = 16
-	// darajaCallbackTokenHex is the length of the per-attempt path token: 128 bits of HMAC.
-	darajaCallbackTokenHex = 32
+	// darajaCallbackTokenMax bounds the path token a receiver will try to open (a reference of
+	// up to 253 characters, sealed and encoded, is shorter).
+	darajaCallbackTokenMax = 400
+	// darajaCallbackAAD binds a sealed path token to its use.
+	darajaCallbackAAD = "paygate/daraja-callback"
 	// darajaAccountReferenceMax: "AccountReference ... Maximum of 12 characters"
 	// (MpesaExpressSimulate, request parameters).
 	darajaAccountReferenceMax = 12
@@ -109,10 +114,12 @@ var (
 	// ErrNoLookupByReference: M-Pesa Express has no query by our reference, only by
 	// CheckoutRequestID, and this process did not see the push's acknowledgement. The outcome is
 	// unknown; it arrives by callback (or QuerySTK with the stored CheckoutRequestID).
-	ErrNoLookupByReference = errors.New("provider: daraja: M-Pesa Express cannot be queried by our reference and this process holds no CheckoutRequestID for it")
-	// ErrResultsByCallback: B2C results arrive only at the ResultURL and none was recorded for
-	// this reference (RecordResult). The outcome is unknown.
-	ErrResultsByCallback = errors.New("provider: daraja: B2C results arrive only by callback and none was recorded for this reference")
+	// It wraps ErrAnswersByCallback: the apiserver confirms the callback by M-Pesa Express Query
+	// and records the answer on the payment.
+	ErrNoLookupByReference = fmt.Errorf("%w: daraja: M-Pesa Express cannot be queried by our reference and no CheckoutRequestID is known", ErrAnswersByCallback)
+	// ErrResultsByCallback: B2C results arrive only at the ResultURL; it wraps
+	// ErrAnswersByCallback.
+	ErrResultsByCallback = fmt.Errorf("%w: daraja: B2C results arrive only at the ResultURL", ErrAnswersByCallback)
 	// ErrDarajaTokenRejected: Daraja refused the access token of a money-moving request (an STK
 	// push, a B2C payment, a reversal). It is not retried, because a retry could send twice; the
 	// cached token is dropped so that the next call fetches a new one.
@@ -194,7 +201,6 @@ type Daraja struct {
 	secrets                          *darajaSecrets
 	tokens                           *darajaTokenCache
 	pushes                           *darajaBoundedMap // reference -> CheckoutRequestID
-	results                          *darajaBoundedMap // OriginatorConversationID -> Result (as JSON-free value)
 }
 
 type darajaSecrets struct {
@@ -216,9 +222,13 @@ func NewDaraja(cfg DarajaConfig) (*Daraja, error) {
 	if err != nil {
 		return nil, err
 	}
-	cbBase, err := darajaURL("callback base URL", cfg.CallbackBaseURL)
-	if err != nil {
-		return nil, err
+	// Without a callback base URL the adapter only receives (the apiserver opens path tokens
+	// and confirms results); every request that names a callback URL is refused unsent.
+	var cbBase string
+	if cfg.CallbackBaseURL != "" {
+		if cbBase, err = darajaURL("callback base URL", cfg.CallbackBaseURL); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.ConsumerKey == "" || cfg.ConsumerSecret == "" {
 		return nil, errors.New("provider: daraja: consumer key and consumer secret are required")
@@ -292,16 +302,18 @@ func NewDaraja(cfg DarajaConfig) (*Daraja, error) {
 	if clock == nil {
 		clock = time.Now
 	}
-	cbURL, _ := url.Parse(cbBase)
+	cbPath := ""
+	if cbURL, err := url.Parse(cbBase); err == nil {
+		cbPath = cbURL.Path
+	}
 	return &Daraja{
-		base: base, callbackBase: cbBase, callbackPath: cbURL.Path,
+		base: base, callbackBase: cbBase, callbackPath: cbPath,
 		shortCode: cfg.ShortCode, txType: txType, partyB: partyB,
 		initiatorName: cfg.InitiatorName, b2cShortCode: cfg.B2CShortCode, b2cCommandID: cmd,
 		timeout: timeout, client: client, clock: clock,
 		secrets: sec,
 		tokens:  &darajaTokenCache{},
 		pushes:  newDarajaBoundedMap(darajaMaxRemembered),
-		results: newDarajaBoundedMap(darajaMaxRemembered),
 	}, nil
 }
 
@@ -706,13 +718,62 @@ func darajaTransactionDesc(desc string) string {
 
 // ---- callback URLs ----
 
-// callbackToken is the per-attempt path token: the first 32 hex digits (128 bits) of
-// HMAC-SHA256(CallbackSecret, reference). Daraja signs nothing it posts, so an unguessable URL is
-// what tells a real result from a forged one (with the IP allow-list, where used).
-func (d *Daraja) callbackToken(reference string) string {
+// Daraja signs nothing it posts (MpesaExpressSimulate "Callback", BusinessToCustomer "Callback
+// payload"), so the URL itself authenticates a result: every attempt gets its own path token, the
+// attempt's reference sealed with AES-256-GCM under a key derived from CallbackSecret. Only a
+// holder of the secret can make a token that opens, and opening one gives back the reference, so
+// the receiver finds the attempt from the path alone without the reference ever appearing in a
+// URL that Safaricom (or a proxy's log) sees. The nonce is derived from the reference (a synthetic
+// IV), so an attempt's URL is the same in every process and after a restart.
+
+// callbackAEAD is AES-256-GCM keyed with HMAC-SHA256(CallbackSecret, a fixed label).
+func (d *Daraja) callbackAEAD() cipher.AEAD {
 	m := hmac.New(sha256.New, d.secrets.callbackSecret)
+	m.Write([]byte("paygate daraja callback path key v1"))
+	block, err := aes.NewCipher(m.Sum(nil))
+	if err != nil {
+		panic(fmt.Sprintf("provider: daraja: AES-256 key: %v", err)) // a 32-byte key never fails
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		panic(fmt.Sprintf("provider: daraja: GCM: %v", err))
+	}
+	return aead
+}
+
+// callbackNonce is the synthetic nonce of a reference: HMAC-SHA256(CallbackSecret, "nonce" ||
+// reference), truncated to the GCM nonce size.
+func (d *Daraja) callbackNonce(reference string, size int) []byte {
+	m := hmac.New(sha256.New, d.secrets.callbackSecret)
+	m.Write([]byte("paygate daraja callback nonce v1\x00"))
 	m.Write([]byte(reference))
-	return hex.EncodeToString(m.Sum(nil))[:darajaCallbackTokenHex]
+	return m.Sum(nil)[:size]
+}
+
+// callbackToken is the per-attempt path token: base64url(nonce || AES-GCM(reference)).
+func (d *Daraja) callbackToken(reference string) string {
+	aead := d.callbackAEAD()
+	nonce := d.callbackNonce(reference, aead.NonceSize())
+	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, []byte(reference), []byte(darajaCallbackAAD)))
+}
+
+// CallbackReference opens a path token: the reference it was made for, or false when the token
+// was not made with this gateway's CallbackSecret (forged, altered or another gateway's).
+func (d *Daraja) CallbackReference(token string) (string, bool) {
+	if token == "" || len(token) > darajaCallbackTokenMax {
+		return "", false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	aead := d.callbackAEAD()
+	if err != nil || len(raw) < aead.NonceSize()+aead.Overhead() {
+		return "", false
+	}
+	nonce := raw[:aead.NonceSize()]
+	plain, err := aead.Open(nil, nonce, raw[aead.NonceSize():], []byte(darajaCallbackAAD))
+	if err != nil || !hmac.Equal(nonce, d.callbackNonce(string(plain), aead.NonceSize())) {
+		return "", false
+	}
+	return string(plain), true
 }
 
 // CallbackURLFor is the M-Pesa Express CallBackURL of an attempt: CallbackBaseURL + "/" + token.
@@ -722,18 +783,24 @@ func (d *Daraja) CallbackURLFor(reference string) string {
 
 // ResultURLFor is the ResultURL of a B2C payment, reversal or query: CallbackURLFor + "/result".
 func (d *Daraja) ResultURLFor(reference string) string {
-	return d.CallbackURLFor(reference) + "/result"
+	return d.CallbackURLFor(reference) + "/" + DarajaCallbackResult
 }
 
 // QueueTimeoutURLFor is the QueueTimeOutURL: CallbackURLFor + "/timeout". A notice there says the
 // request timed out in Daraja's queue; its body is not documented, so the URL tells it apart.
 func (d *Daraja) QueueTimeoutURLFor(reference string) string {
-	return d.CallbackURLFor(reference) + "/timeout"
+	return d.CallbackURLFor(reference) + "/" + DarajaCallbackTimeout
 }
 
+// Kinds of Daraja callback URL: the last path segment after the token ("" for an M-Pesa Express
+// CallBackURL).
+const (
+	DarajaCallbackResult  = "result"
+	DarajaCallbackTimeout = "timeout"
+)
+
 // VerifyCallbackPath reports whether path (a URL path or an absolute URL) is one of the
-// reference's callback paths: CallbackURLFor, ResultURLFor or QueueTimeoutURLFor. The comparison
-// is constant-time.
+// reference's callback paths: CallbackURLFor, ResultURLFor or QueueTimeoutURLFor.
 func (d *Daraja) VerifyCallbackPath(path, reference string) bool {
 	if u, err := url.Parse(path); err == nil {
 		path = u.Path
@@ -741,12 +808,16 @@ func (d *Daraja) VerifyCallbackPath(path, reference string) bool {
 	if len(path) > 1 {
 		path = strings.TrimSuffix(path, "/")
 	}
-	want := d.callbackPath + "/" + d.callbackToken(reference)
-	ok := 0
-	for _, p := range []string{want, want + "/result", want + "/timeout"} {
-		ok |= subtle.ConstantTimeCompare([]byte(path), []byte(p))
+	rest, ok := strings.CutPrefix(path, d.callbackPath+"/")
+	if !ok {
+		return false
 	}
-	return ok == 1
+	token, kind, _ := strings.Cut(rest, "/")
+	if kind != "" && kind != DarajaCallbackResult && kind != DarajaCallbackTimeout {
+		return false
+	}
+	got, ok := d.CallbackReference(token)
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(reference)) == 1
 }
 
 // IsQueueTimeoutPath reports whether a verified callback path is a QueueTimeOutURL.
@@ -754,7 +825,16 @@ func IsQueueTimeoutPath(path string) bool {
 	if u, err := url.Parse(path); err == nil {
 		path = u.Path
 	}
-	return strings.HasSuffix(strings.TrimSuffix(path, "/"), "/timeout")
+	return strings.HasSuffix(strings.TrimSuffix(path, "/"), "/"+DarajaCallbackTimeout)
+}
+
+// receivesResults refuses, unsent, a request whose result would come to a callback URL when the
+// adapter was built without a callback base URL.
+func (d *Daraja) receivesResults() error {
+	if d.callbackBase == "" {
+		return fmt.Errorf("%w: no callback base URL to receive the result at", ErrDarajaNotConfigured)
+	}
+	return nil
 }
 
 // ---- M-Pesa Express ----
@@ -767,6 +847,9 @@ func IsQueueTimeoutPath(path string) bool {
 // error (HTTP 400, errorCode 400.002.*) is a FAILED result: the push was refused. Every other
 // answer or no answer is an error: the outcome is unknown, and the push is never sent again here.
 func (d *Daraja) Push(ctx context.Context, req PushRequest) (Result, error) {
+	if err := d.receivesResults(); err != nil {
+		return Result{}, err
+	}
 	if req.Reference == "" {
 		return Result{}, fmt.Errorf("%w: empty reference", ErrDarajaInvalidRequest)
 	}
@@ -980,6 +1063,9 @@ func ParseSTKCallback(body []byte) (STKResult, error) {
 // error (HTTP 400, 400.002.*) is FAILED; any other answer (including 500.002.1001 "Duplicate
 // OriginatorConversationID", which says an earlier request with it arrived) is an error.
 func (d *Daraja) Disburse(ctx context.Context, req DisbursementRequest) (Result, error) {
+	if err := d.receivesResults(); err != nil {
+		return Result{}, err
+	}
 	if d.b2cShortCode == "" || d.secrets.certKey == nil {
 		return Result{}, fmt.Errorf("%w: B2C needs B2CShortCode, InitiatorName, InitiatorPassword and CertificatePEM", ErrDarajaNotConfigured)
 	}
@@ -1036,28 +1122,12 @@ func (d *Daraja) Disburse(ctx context.Context, req DisbursementRequest) (Result,
 	return Result{}, de
 }
 
-// DisbursementStatus implements Provider: the result recorded by RecordResult for the
-// reference's OriginatorConversationID, else ErrResultsByCallback (outcome unknown).
-func (d *Daraja) DisbursementStatus(_ context.Context, req DisbursementRequest) (Result, error) {
-	if v, ok := d.results.get(OriginatorConversationIDFor(req.Reference)); ok {
-		return v.(Result), nil
-	}
+// DisbursementStatus implements Provider: B2C has no synchronous status, its result arrives
+// only at the ResultURL, so this returns ErrResultsByCallback (wrapping ErrAnswersByCallback):
+// the attempt takes the result the apiserver received at the attempt's own ResultURL and recorded
+// on the payout (paygatev1.AnnotationProviderResult), or waits for it.
+func (d *Daraja) DisbursementStatus(context.Context, DisbursementRequest) (Result, error) {
 	return Result{}, ErrResultsByCallback
-}
-
-// RecordResult remembers a B2C result (or queue time-out) received at a ResultURL, by its
-// OriginatorConversationID, for DisbursementStatus. A terminal result is never replaced by a
-// non-terminal one. The memory is bounded and per process.
-func (d *Daraja) RecordResult(r DarajaResult) {
-	if r.OriginatorConversationID == "" {
-		return
-	}
-	d.results.update(r.OriginatorConversationID, func(old any, had bool) any {
-		if had && old.(Result).Status.Terminal() && !r.Result.Status.Terminal() {
-			return old
-		}
-		return r.Result
-	})
 }
 
 // securityCredential is base64(RSA PKCS#1 v1.5 encryption of the initiator password with the
@@ -1178,6 +1248,9 @@ type ReversalRequest struct {
 // acknowledgement; the result arrives at the ResultURL. A reversal moves money, so it is never
 // sent twice here (a rejected token is ErrDarajaTokenRejected).
 func (d *Daraja) Reverse(ctx context.Context, r ReversalRequest) (DarajaAck, error) {
+	if err := d.receivesResults(); err != nil {
+		return DarajaAck{}, err
+	}
 	if r.TransactionID == "" || r.Reference == "" {
 		return DarajaAck{}, fmt.Errorf("%w: a reversal needs a TransactionID and a reference", ErrDarajaInvalidRequest)
 	}
@@ -1208,6 +1281,9 @@ func (d *Daraja) Reverse(ctx context.Context, r ReversalRequest) (DarajaAck, err
 // for B2CShortCode (ShortCode when there is none). The result arrives at
 // ResultURLFor(DarajaBalanceReference) (ParseResult, then DarajaResult.Balances).
 func (d *Daraja) AccountBalance(ctx context.Context) (DarajaAck, error) {
+	if err := d.receivesResults(); err != nil {
+		return DarajaAck{}, err
+	}
 	cred, err := d.securityCredential()
 	if err != nil {
 		return DarajaAck{}, err

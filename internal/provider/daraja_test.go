@@ -271,9 +271,9 @@ func TestDarajaPushCallbackSuccess(t *testing.T) {
 	if err != nil || st.Status != StatusSuccess || st.ProviderReference != res.ProviderReference {
 		t.Fatalf("PushStatus = %+v, %v; want SUCCESS", st, err)
 	}
-	// A reference this process never pushed cannot be looked up.
-	if _, err := f.d.PushStatus(context.Background(), PushRequest{Reference: "other"}); !errors.Is(err, ErrNoLookupByReference) {
-		t.Fatalf("PushStatus(unknown) error = %v, want ErrNoLookupByReference", err)
+	// A reference this process never pushed cannot be looked up: its answer is the callback's.
+	if _, err := f.d.PushStatus(context.Background(), PushRequest{Reference: "other"}); !errors.Is(err, ErrNoLookupByReference) || !errors.Is(err, ErrAnswersByCallback) {
+		t.Fatalf("PushStatus(unknown) error = %v, want ErrNoLookupByReference (ErrAnswersByCallback)", err)
 	}
 }
 
@@ -570,15 +570,9 @@ func TestDarajaB2CResultAtResultURL(t *testing.T) {
 		r.TransactionID != p.TransactionID || r.Parameters["TransactionAmount"] != "1500" || r.Parameters["TransactionReceipt"] != p.TransactionID {
 		t.Fatalf("ParseResult = %+v", r)
 	}
-	f.d.RecordResult(r)
-	st, err := f.d.DisbursementStatus(context.Background(), DisbursementRequest{Reference: ref})
-	if err != nil || st.Status != StatusSuccess || st.ProviderReference != res.ProviderReference {
-		t.Fatalf("DisbursementStatus after the result = %+v, %v", st, err)
-	}
-	// A later non-terminal notice does not undo it.
-	f.d.RecordResult(DarajaResult{OriginatorConversationID: ref, Result: Result{Status: StatusAmbiguous}})
-	if st, _ := f.d.DisbursementStatus(context.Background(), DisbursementRequest{Reference: ref}); st.Status != StatusSuccess {
-		t.Fatalf("a terminal result was replaced: %+v", st)
+	// The result is the apiserver's to record; the adapter never answers a status query for B2C.
+	if _, err := f.d.DisbursementStatus(context.Background(), DisbursementRequest{Reference: ref}); !errors.Is(err, ErrAnswersByCallback) {
+		t.Fatalf("DisbursementStatus after a result: %v, want ErrAnswersByCallback", err)
 	}
 
 	// Transaction Status by OriginatorConversationID: acknowledgement, then the result.
@@ -618,10 +612,6 @@ func TestDarajaB2CFailureAndQueueTimeout(t *testing.T) {
 	n, err := ParseQueueTimeout(post.Body)
 	if err != nil || n.Result.Status != StatusAmbiguous || n.OriginatorConversationID != "queued" {
 		t.Fatalf("ParseQueueTimeout = %+v, %v; want AMBIGUOUS", n, err)
-	}
-	f.d.RecordResult(n)
-	if st, err := f.d.DisbursementStatus(ctx, DisbursementRequest{Reference: "queued"}); err != nil || st.Status != StatusAmbiguous {
-		t.Fatalf("DisbursementStatus after a queue time-out = %+v, %v", st, err)
 	}
 }
 
@@ -775,8 +765,20 @@ func TestDarajaParseResultShapes(t *testing.T) {
 func TestDarajaVerifyCallbackPath(t *testing.T) {
 	f := newDarajaFixture(t, fakedaraja.Options{})
 	u := f.d.CallbackURLFor("ref-1")
-	if !regexp.MustCompile(`/mpesa/cb/[0-9a-f]{32}$`).MatchString(u) {
-		t.Fatalf("CallbackURLFor = %q, want a 32-hex-digit token under the base", u)
+	if !regexp.MustCompile(`/mpesa/cb/[A-Za-z0-9_-]{40,}$`).MatchString(u) || strings.Contains(u, "ref-1") {
+		t.Fatalf("CallbackURLFor = %q, want a sealed token under the base, without the reference", u)
+	}
+	if u != f.d.CallbackURLFor("ref-1") {
+		t.Fatal("an attempt's URL must be the same every time")
+	}
+	token := u[strings.LastIndex(u, "/")+1:]
+	if got, ok := f.d.CallbackReference(token); !ok || got != "ref-1" {
+		t.Fatalf("CallbackReference(token) = %q, %v; want ref-1", got, ok)
+	}
+	for _, bad := range []string{"", token[:len(token)-2], token + "AA", strings.Repeat("A", 500), "not base64!"} {
+		if got, ok := f.d.CallbackReference(bad); ok {
+			t.Errorf("CallbackReference(%q) = %q, true", bad, got)
+		}
 	}
 	if !f.d.VerifyCallbackPath(u, "ref-1") || !f.d.VerifyCallbackPath(mustPath(t, u)+"/", "ref-1") {
 		t.Fatal("the URL and its path (with a trailing slash) must verify")
@@ -799,6 +801,9 @@ func TestDarajaVerifyCallbackPath(t *testing.T) {
 	}
 	if d2.CallbackURLFor("ref-1") == u || d2.VerifyCallbackPath(u, "ref-1") {
 		t.Fatal("the path token does not depend on the secret")
+	}
+	if _, ok := d2.CallbackReference(token); ok {
+		t.Fatal("another gateway's secret opened the token")
 	}
 }
 
@@ -826,7 +831,6 @@ func TestDarajaConfigValidation(t *testing.T) {
 		{"credentials in the URL", func(c *DarajaConfig) { c.BaseURL = "https://u:p@api.safaricom.co.ke" }},
 		{"query in the URL", func(c *DarajaConfig) { c.BaseURL = "https://api.safaricom.co.ke?x=1" }},
 		{"http callback to a remote host", func(c *DarajaConfig) { c.CallbackBaseURL = "http://pay.example.com/cb" }},
-		{"no callback base", func(c *DarajaConfig) { c.CallbackBaseURL = "" }},
 		{"no consumer key", func(c *DarajaConfig) { c.ConsumerKey = "" }},
 		{"no consumer secret", func(c *DarajaConfig) { c.ConsumerSecret = "" }},
 		{"bad shortcode", func(c *DarajaConfig) { c.ShortCode = "17437a" }},
@@ -844,6 +848,23 @@ func TestDarajaConfigValidation(t *testing.T) {
 		{"bad B2C shortcode", func(c *DarajaConfig) { c.B2CShortCode = "abc" }},
 		{"bad command", func(c *DarajaConfig) { c.B2CCommandID = "Payment" }},
 		{"negative timeout", func(c *DarajaConfig) { c.Timeout = -time.Second }},
+	}
+	// Without a callback base URL the adapter only receives: it opens path tokens, and refuses
+	// unsent every request whose result would come to a callback URL.
+	recv := good
+	recv.CallbackBaseURL = ""
+	rd, err := NewDaraja(recv)
+	if err != nil {
+		t.Fatalf("receive-only config: %v", err)
+	}
+	if _, err := rd.Push(context.Background(), PushRequest{Reference: "r", Phone: darajaTestPhone, Amount: "10", Currency: "KES"}); !errors.Is(err, ErrDarajaNotConfigured) {
+		t.Fatalf("receive-only Push: %v, want ErrDarajaNotConfigured", err)
+	}
+	if _, err := rd.Disburse(context.Background(), DisbursementRequest{Reference: "r", Phone: darajaTestPhone, Amount: "10", Currency: "KES"}); !errors.Is(err, ErrDarajaNotConfigured) {
+		t.Fatalf("receive-only Disburse: %v, want ErrDarajaNotConfigured", err)
+	}
+	if n := len(fake.STKPushes()) + len(fake.B2CPayments()); n != 0 {
+		t.Fatalf("the fake received %d requests from a receive-only adapter", n)
 	}
 	for _, c := range cases {
 		cfg := good

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,9 +78,13 @@ type GatewayCheck struct {
 // an adapter while neither changes (so that Daraja's access token survives between calls).
 type Gateways struct {
 	Reader client.Reader
-	// DarajaCallbackURL is the base URL Daraja posts results to (every attempt gets its own path
-	// under it). Daraja gateways cannot be built without it.
+	// DarajaCallbackURL is the base URL Daraja posts results to: a gateway's results go under
+	// "<DarajaCallbackURL>/<gateway>/", every attempt with its own sealed path token (the
+	// apiserver's /internal/provider/callbacks/daraja). Daraja gateways cannot send without it.
 	DarajaCallbackURL string
+	// ReceiveOnly builds adapters that receive callbacks and confirm them by query but never
+	// send (the apiserver's): Daraja gateways then need no DarajaCallbackURL.
+	ReceiveOnly bool
 	// HTTPClient makes the calls; nil means each adapter's default.
 	HTTPClient *http.Client
 	// Clock reads the time for the Daraja adapter; nil means time.Now.
@@ -217,7 +222,11 @@ func (g *Gateways) Daraja(ctx context.Context, gw *paygatev1.Gateway) (*Daraja, 
 	if gw.Spec.Provider != paygatev1.ProviderDaraja || cfg == nil {
 		return nil, &GatewayError{Reason: ReasonProviderConfig, Message: fmt.Sprintf("gateway %s has no spec.daraja", gw.Name)}
 	}
-	if g.DarajaCallbackURL == "" {
+	callbackBase := ""
+	if !g.ReceiveOnly {
+		callbackBase = strings.TrimSuffix(g.DarajaCallbackURL, "/") + "/" + gw.Name
+	}
+	if g.DarajaCallbackURL == "" && !g.ReceiveOnly {
 		return nil, &GatewayError{Reason: ReasonProviderConfig, Message: "the manager has no Daraja callback URL (--daraja-callback-url or --provider-callback-url)"}
 	}
 	ref := cfg.CredentialsSecretRef
@@ -235,7 +244,7 @@ func (g *Gateways) Daraja(ctx context.Context, gw *paygatev1.Gateway) (*Daraja, 
 			Passkey: string(d[DarajaSecretPasskey]), TransactionType: string(cfg.TransactionType), PartyB: cfg.TillNumber,
 			InitiatorName: string(d[DarajaSecretInitiatorName]), InitiatorPassword: string(d[DarajaSecretInitiatorPassword]),
 			CertificatePEM: d[DarajaSecretCertificate], B2CShortCode: cfg.B2CShortCode,
-			CallbackBaseURL: g.DarajaCallbackURL, CallbackSecret: d[DarajaSecretCallbackSecret],
+			CallbackBaseURL: callbackBase, CallbackSecret: d[DarajaSecretCallbackSecret],
 			HTTPClient: g.HTTPClient, Timeout: time.Duration(cfg.TimeoutSeconds) * time.Second, Clock: g.Clock,
 		})
 	})

@@ -1177,6 +1177,11 @@ func (p *Pawapay) getJSON(ctx context.Context, path, route string, v any) error 
 // A callback is a hint, to be applied idempotently or confirmed by a status check. Verify the
 // signature first (VerifyCallback) when pawaPay signs callbacks. Errors wrap ErrCallbackPayload.
 func (p *Pawapay) ParseCallback(body []byte) (kind, id string, status Status, code paygatev1.FailureCode, err error) {
+	return ParsePawapayCallback(body)
+}
+
+// ParsePawapayCallback is Pawapay.ParseCallback, for a receiver without an adapter at hand.
+func ParsePawapayCallback(body []byte) (kind, id string, status Status, code paygatev1.FailureCode, err error) {
 	if len(body) > MaxCallbackBody {
 		return "", "", "", "", fmt.Errorf("%w: body larger than %d bytes", ErrCallbackPayload, MaxCallbackBody)
 	}
