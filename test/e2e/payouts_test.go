@@ -64,29 +64,7 @@ func fund(f *merchantFixture, amount string) money.Amount {
 }
 
 // availableBalance is the TZS balance GET /api/v1/balance reports.
-func availableBalance(c *paygate.Client) money.Amount {
-	resp, err := c.Do(ctx, http.MethodGet, "/api/v1/balance", nil, nil)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	ExpectWithOffset(1, resp.StatusCode).To(Equal(http.StatusOK), string(resp.Body))
-	var out struct {
-		Data struct {
-			Balances []struct {
-				Currency  string      `json:"currency"`
-				Available json.Number `json:"available"`
-			} `json:"balances"`
-		} `json:"data"`
-	}
-	dec := json.NewDecoder(strings.NewReader(string(resp.Body)))
-	dec.UseNumber()
-	ExpectWithOffset(1, dec.Decode(&out)).To(Succeed())
-	for _, b := range out.Data.Balances {
-		if b.Currency == "TZS" {
-			return money.MustParseAmount(b.Available.String())
-		}
-	}
-	Fail("no TZS balance in " + string(resp.Body))
-	return money.Amount{}
-}
+func availableBalance(c *paygate.Client) money.Amount { return availableIn(c, "TZS") }
 
 // payoutsIn lists the Payout objects stored in ns.
 func payoutsIn(ns string) []paygatev1.Payout {
