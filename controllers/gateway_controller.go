@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/provider"
 )
@@ -85,6 +87,9 @@ type GatewayReconciler struct {
 func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
 	gw := &paygatev1.Gateway{}
 	if err := r.Get(ctx, req.NamespacedName, gw); err != nil {
+		if apierrors.IsNotFound(err) && r.Checker != nil {
+			metrics.ForgetWalletBalances(req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	patch := newStatusPatch(r.Client, gw, func(gw *paygatev1.Gateway) any { return &gw.Status })
@@ -99,10 +104,15 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		return ctrl.Result{}, fmt.Errorf("assigning gateway id: %w", err)
 	}
 	gw.Status.ID = id
-	if r.Checker == nil || (gw.Spec.Provider != paygatev1.ProviderPawapay && gw.Spec.Provider != paygatev1.ProviderDaraja) {
+	if r.Checker == nil {
+		return ctrl.Result{}, nil
+	}
+	if gw.Spec.Provider != paygatev1.ProviderPawapay && gw.Spec.Provider != paygatev1.ProviderDaraja {
+		metrics.ForgetWalletBalances(gw.Name)
 		return ctrl.Result{}, nil
 	}
 	r.checkProvider(ctx, gw)
+	r.readWallets(ctx, gw)
 	after := r.RecheckAfter
 	if after <= 0 {
 		after = DefaultProviderRecheck
@@ -147,6 +157,79 @@ func (r *GatewayReconciler) checkProvider(ctx context.Context, gw *paygatev1.Gat
 		r.Recorder.Eventf(gw, nil, eventType, cond.Reason, "CheckProvider", "%s", cond.Message)
 	}
 	meta.SetStatusCondition(&gw.Status.Conditions, cond)
+}
+
+// GatewayWallets reads the wallet balances of a pawapay gateway's pawaPay account, as
+// provider.Pawapay.WalletBalances answers: currency, or "CURRENCY/PROVIDER" for a wallet kept for
+// one provider, to its balance (a decimal string).
+type GatewayWallets interface {
+	GatewayWalletBalances(ctx context.Context, gw *paygatev1.Gateway) (map[string]string, error)
+}
+
+// walletsOf is the wallet reader of a gateway checker: a provider.Registry's pawaPay adapters (the
+// ones its check uses), or the checker itself if it reads wallets; nil otherwise.
+func walletsOf(c GatewayProviderChecker) GatewayWallets {
+	if r, ok := c.(*provider.Registry); ok {
+		if r.Gateways == nil {
+			return nil
+		}
+		return registryWallets{r.Gateways}
+	}
+	w, _ := c.(GatewayWallets)
+	return w
+}
+
+type registryWallets struct{ g *provider.Gateways }
+
+func (w registryWallets) GatewayWalletBalances(ctx context.Context, gw *paygatev1.Gateway) (map[string]string, error) {
+	p, err := w.g.Pawapay(ctx, gw)
+	if err != nil {
+		return nil, err
+	}
+	return p.WalletBalances(ctx)
+}
+
+// readWallets exports the balances of a pawapay gateway's pawaPay wallets as
+// paygate_provider_wallet_balance{gateway,currency,pawapay_provider} (docs/operations.md), after a
+// provider check that passed. pawaPay answers GET /v2/wallet-balances with
+// {"balances":[{"country","balance","currency","provider"}]}, balance a decimal string and provider
+// empty for a country's wallet (the adapter filters by spec.pawapay.country when set):
+// https://docs.pawapay.io/v2/api-reference/finances/wallet-balances
+//
+// The balance is informational: a failed read never touches the gateway's conditions (it stays in
+// service); it is logged (the adapter's errors carry no token) and drops the gateway's series, so
+// that a figure that cannot be refreshed is absent rather than stale. A balance that does not
+// parse as a non-negative decimal is logged and left out. The series are labelled by gateway:
+// pawaPay's answer names no account, and a Secret reference is no account key either (two Secrets
+// may hold one token, one Secret may serve the sandbox and production), so gateways sharing an
+// account each report its wallets.
+func (r *GatewayReconciler) readWallets(ctx context.Context, gw *paygatev1.Gateway) {
+	w := walletsOf(r.Checker)
+	if w == nil || gw.Spec.Provider != paygatev1.ProviderPawapay ||
+		!meta.IsStatusConditionTrue(gw.Status.Conditions, paygatev1.ConditionProviderReady) {
+		metrics.ForgetWalletBalances(gw.Name)
+		return
+	}
+	log := ctrl.LoggerFrom(ctx)
+	raw, err := w.GatewayWalletBalances(ctx, gw)
+	if err != nil {
+		log.Info("Reading the gateway's pawaPay wallet balances failed; the gateway stays in service", "gateway", gw.Name,
+			"error", err.Error())
+		metrics.ForgetWalletBalances(gw.Name)
+		return
+	}
+	balances := make(map[metrics.Wallet]money.Amount, len(raw))
+	for key, text := range raw {
+		currency, prov, _ := strings.Cut(key, "/")
+		a, err := money.ParseAmount(text)
+		if err != nil {
+			log.Info("A pawaPay wallet balance is not a non-negative decimal; left out", "gateway", gw.Name, "wallet", key,
+				"error", err.Error())
+			continue
+		}
+		balances[metrics.Wallet{Currency: currency, Provider: prov}] = a
+	}
+	metrics.SetWalletBalances(gw.Name, balances)
 }
 
 func ptrDecimal(s string) *paygatev1.Decimal {

@@ -9,6 +9,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +22,7 @@ import (
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/controllers"
 	"github.com/paygate/paygate/internal/eligibility"
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/test/fakedaraja"
 	"github.com/paygate/paygate/test/fakepawapay"
@@ -116,6 +120,7 @@ var _ = Describe("Gateway provider check", func() {
 		secret("pawapay", provider.CredentialKindPawapay, map[string]string{"token": wrongToken})
 		gw := check(pawapayGW(pp.URL()), metav1.ConditionFalse, provider.ReasonCredentialsRejected)
 		Expect(meta.FindStatusCondition(gw.Status.Conditions, paygatev1.ConditionReady).Reason).To(Equal(controllers.ReasonProviderNotReady))
+		Expect(walletSeries(gw.Name)).To(BeEmpty(), "no balance is read through a provider that fails its check")
 		Expect(serves(gw, paygatev1.EnvironmentProduction)).To(BeFalse())
 		Expect(serves(gw, paygatev1.EnvironmentSandbox)).To(BeTrue(), "sandbox payments still go to the simulator")
 		noSecrets(gw, wrongToken, pp.Token)
@@ -134,6 +139,34 @@ var _ = Describe("Gateway provider check", func() {
 		Expect(serves(gw, paygatev1.EnvironmentProduction)).To(BeFalse())
 	})
 
+	It("exports the pawaPay wallet balance of each pawapay gateway, and keeps a gateway whose balance cannot be read in service", func() {
+		pp = fakepawapay.New(GinkgoTB(), fakepawapay.Options{Balances: map[string]string{"TZA": "1234567.89", "KEN": "4200"}})
+		secret("pawapay", provider.CredentialKindPawapay, map[string]string{"token": pp.Token})
+		gw := check(pawapayGW(pp.URL()), metav1.ConditionTrue, controllers.ReasonProviderReady)
+		By("reading the country wallet of spec.pawapay.country (TZA), converted to a float only at the metric")
+		Expect(walletSeries(gw.Name)).To(Equal(map[string]float64{"TZS/": 1234567.89}), "only the TZA wallet (Kenya's is another country's)")
+		Expect(testutil.ToFloat64(metrics.ProviderWalletBalance.WithLabelValues(gw.Name, "TZS", ""))).To(Equal(1234567.89))
+
+		By("labelling by gateway: a second gateway on the same account reports the same wallet")
+		other := check(pawapayGW(pp.URL()), metav1.ConditionTrue, controllers.ReasonProviderReady)
+		Expect(testutil.ToFloat64(metrics.ProviderWalletBalance.WithLabelValues(other.Name, "TZS", ""))).To(Equal(1234567.89))
+
+		By("a failing balance read: the gateway stays in service, its series goes, nothing secret is shown")
+		before := pp.Counters().Requests[fakepawapay.RouteWalletBalances]
+		pp.InjectFault(fakepawapay.RouteWalletBalances, 1, fakepawapay.Fault{Kind: fakepawapay.FaultHTTPStatus, Status: 500})
+		gw = check(gw, metav1.ConditionTrue, controllers.ReasonProviderReady)
+		Expect(pp.Counters().Requests[fakepawapay.RouteWalletBalances]).To(Equal(before+1), "one read, which failed")
+		Expect(meta.IsStatusConditionTrue(gw.Status.Conditions, paygatev1.ConditionReady)).To(BeTrue())
+		Expect(serves(gw, paygatev1.EnvironmentProduction)).To(BeTrue())
+		Expect(walletSeries(gw.Name)).To(BeEmpty(), "absent rather than stale")
+		Expect(walletSeries(other.Name)).To(HaveLen(1), "the other gateway's series is its own")
+		noSecrets(gw, pp.Token)
+
+		By("the next check reads it again")
+		check(gw, metav1.ConditionTrue, controllers.ReasonProviderReady)
+		Expect(testutil.ToFloat64(metrics.ProviderWalletBalance.WithLabelValues(gw.Name, "TZS", ""))).To(Equal(1234567.89))
+	})
+
 	It("reports working Daraja credentials in whole shillings, and refused ones", func() {
 		secret("daraja", provider.CredentialKindDaraja, darajaData("fake-consumer-key"))
 		gw := check(darajaGW(dj.URL()), metav1.ConditionTrue, controllers.ReasonProviderReady)
@@ -149,3 +182,23 @@ var _ = Describe("Gateway provider check", func() {
 })
 
 func ptrTo[T any](v T) *T { return &v }
+
+// walletSeries is the gateway's paygate_provider_wallet_balance series, "currency/pawapay_provider"
+// → value (read without creating one, as WithLabelValues would).
+func walletSeries(gateway string) map[string]float64 {
+	ch := make(chan prometheus.Metric, 64)
+	go func() { metrics.ProviderWalletBalance.Collect(ch); close(ch) }()
+	out := map[string]float64{}
+	for m := range ch {
+		var d dto.Metric
+		Expect(m.Write(&d)).To(Succeed())
+		l := map[string]string{}
+		for _, p := range d.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		if l["gateway"] == gateway {
+			out[l["currency"]+"/"+l["pawapay_provider"]] = d.GetGauge().GetValue()
+		}
+	}
+	return out
+}
