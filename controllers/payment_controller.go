@@ -451,12 +451,14 @@ func (r *PaymentReconciler) pushRequest(p *paygatev1.Payment, a *paygatev1.PushA
 
 // chooseGateway picks the requested gateway when it is one of the payment's eligible gateways,
 // else the first eligible gateway still in service (eligibility.Serves, which hosted checkout and
-// the apiserver ask too).
+// the apiserver ask too). Without a requested gateway (the customer chose no network), pawaPay's
+// prediction of the customer's network may prefer a later pawapay gateway (predictedGateway).
 func (r *PaymentReconciler) chooseGateway(ctx context.Context, reader client.Reader, p *paygatev1.Payment, requested paygatev1.GatewayCode) (*paygatev1.Gateway, error) {
 	candidates := p.Spec.Gateways
 	if requested != "" && slices.Contains(candidates, requested) {
 		candidates = append([]paygatev1.GatewayCode{requested}, candidates...)
 	}
+	var inService []*paygatev1.Gateway
 	for _, code := range candidates {
 		gw := &paygatev1.Gateway{}
 		if err := reader.Get(ctx, client.ObjectKey{Name: string(code)}, gw); err != nil {
@@ -466,10 +468,13 @@ func (r *PaymentReconciler) chooseGateway(ctx context.Context, reader client.Rea
 			continue
 		}
 		if eligibility.Serves(gw, eligibility.RequestOf(p)) {
-			return gw, nil
+			if requested != "" {
+				return gw, nil
+			}
+			inService = append(inService, gw)
 		}
 	}
-	return nil, nil
+	return r.predictedGateway(ctx, p, inService), nil
 }
 
 func (r *PaymentReconciler) providerFor(ctx context.Context, p *paygatev1.Payment, code paygatev1.GatewayCode) (provider.Provider, error) {
