@@ -145,6 +145,62 @@ var _ = Describe("Production payments through pawaPay", func() {
 		Expect(fake.Counters().DepositsCreated).To(HaveLen(1))
 	})
 
+	It("survives pawaPay's faults with one deposit per depositId and one payout per payoutId", func() {
+		ns := newNamespace()
+		cbURL := baseURL + "/internal/provider/callbacks/pawapay"
+		fake, _ := pawapayFixtureWith(ns, fakepawapay.Options{DepositCallbackURL: cbURL, PayoutCallbackURL: cbURL},
+			func(g *paygatev1.Gateway) {
+				g.Spec.Payouts = &paygatev1.PayoutSchedule{Fees: paygatev1.GatewayFees{Percent: "1", Fixed: "100"}}
+			})
+		duka := payoutMerchant(ns, "duka", "")
+
+		By("a deposit whose answer is lost (a timeout), NOT_FOUND right after acceptance, 429 and 503 on status checks, duplicate and late callbacks")
+		fake.InjectFault(fakepawapay.RouteInitiateDeposit, 1, fakepawapay.Fault{Kind: fakepawapay.FaultTimeout, Hold: 200 * time.Millisecond, Process: true})
+		fake.InjectFault(fakepawapay.RouteDepositStatus, 1, fakepawapay.Fault{Kind: fakepawapay.FaultHTTPStatus, Status: http.StatusTooManyRequests})
+		fake.InjectFault(fakepawapay.RouteDepositStatus, 1, fakepawapay.Fault{Kind: fakepawapay.FaultHTTPStatus, Status: http.StatusServiceUnavailable})
+		fake.Script("255754000621", fakepawapay.Scenario{NotFoundChecks: 1, SettleAfterChecks: 2, DuplicateCallbacks: 2, CallbackDelay: 300 * time.Millisecond})
+		created, err := duka.production.CreatePayment(ctx, paygate.CreatePaymentRequest{
+			PaymentAmount: "20000", CurrencyCode: "TZS", RefTrx: "pawapay-faults", PaymentMode: "push", CustomerPhone: "0754000621",
+		}, "")
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			v, err := duka.production.VerifyPayment(ctx, created.TrxID)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(v.Status).To(Equal("success"))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		var p paygatev1.Payment
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: created.TrxID}, &p)).To(Succeed())
+		Expect(p.Status.Attempts).To(HaveLen(1))
+		depositID := provider.PawapayDepositID(p.Status.Attempts[0].Reference)
+		Expect(fake.Counters().DepositsCreated).To(Equal(map[string]int{depositID: 1}))
+		Expect(fake.Counters().DepositInitiations).To(Equal(map[string]int{depositID: 2}),
+			"sent again, with the same depositId, when pawaPay said NOT_FOUND after the lost answer")
+		Expect(fake.Counters().DuplicatesIgnored).To(Equal(1))
+		Eventually(func(g Gomega) {
+			c := fake.Counters()
+			g.Expect(c.CallbacksSent).To(Equal(3), "the callback and its two copies")
+			g.Expect(c.CallbacksDelivered).To(Equal(3), "a duplicate or late callback is answered 200 and changes nothing")
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		Eventually(func() string { return availableIn(duka.production, "TZS").StringFixed(2) }).
+			WithPolling(250 * time.Millisecond).WithTimeout(30 * time.Second).Should(Equal("19500.00"))
+
+		By("a payout refused with 503 before pawaPay saw it, then one answered 500 after it was made")
+		fake.InjectFault(fakepawapay.RouteInitiatePayout, 1, fakepawapay.Fault{Kind: fakepawapay.FaultHTTPStatus, Status: http.StatusServiceUnavailable})
+		fake.InjectFault(fakepawapay.RouteInitiatePayout, 1, fakepawapay.Fault{Kind: fakepawapay.FaultHTTPStatus, Status: http.StatusInternalServerError, Process: true})
+		po, err := duka.production.CreatePayout(ctx, paygate.PayoutRequest{Amount: "5000"}, "pawapay-faults-payout")
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			got, err := duka.production.GetPayout(ctx, po.ID)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(got.Status).To(Equal("success"))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		var payout paygatev1.Payout
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: po.ID}, &payout)).To(Succeed())
+		Expect(fake.Counters().PayoutsCreated).To(Equal(map[string]int{provider.PawapayPayoutID(payout.Status.Attempt.Reference): 1}))
+		Expect(fake.Counters().Requests[fakepawapay.RouteInitiatePayout]).To(Equal(2),
+			"sent again once pawaPay said it did not have it; never after it had it")
+	})
+
 	It("takes pawaPay's signed callbacks for deposits and payouts, and refuses unsigned, forged and unknown ones", func() {
 		ns := newNamespace()
 		cbURL := baseURL + "/internal/provider/callbacks/pawapay"
