@@ -35,6 +35,8 @@ var payoutIDPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[
 type payoutRequest struct {
 	quote   payouts.Quote
 	gateway *paygatev1.Gateway
+	// destination is the settlement number of the payout's currency.
+	destination paygatev1.MobileNumber
 }
 
 func (s *Server) previewPayout(w http.ResponseWriter, r *http.Request) {
@@ -109,7 +111,7 @@ func (s *Server) doCreatePayout(ctx context.Context, idemKey string) response {
 			Fee:           paygatev1.Decimal(q.Fee.StringFixed(q.Currency.Scale)),
 			PayableAmount: paygatev1.Decimal(q.Payable.StringFixed(q.Currency.Scale)),
 			Currency:      paygatev1.CurrencyCode(q.Currency.Code),
-			Destination:   c.merchant.Spec.SettlementNumber,
+			Destination:   req.destination,
 			Gateway:       req.gateway.Code(),
 			CreatedAt:     metav1.NewMicroTime(now),
 		},
@@ -152,10 +154,12 @@ func (s *Server) payoutCreated(p *paygatev1.Payout) response {
 	return jsonResponse(http.StatusOK, map[string]any{"status": "success", "data": rec, "id": rec.ID})
 }
 
-// parsePayout applies the gates, then validates amount, currency_code and destination, and quotes
-// the amount through the disbursing gateway.
+// parsePayout applies the gates, then validates currency_code (which picks the payout's currency
+// and so its settlement number), amount and destination, and quotes the amount through the
+// disbursing gateway. The settlement-number gate is applied twice: for any currency before the
+// body is read, and for the payout's currency once currency_code has chosen it.
 func (s *Server) parsePayout(ctx context.Context, c *caller) (*payoutRequest, *APIError) {
-	if err := payouts.CheckGates(c.merchant); err != nil {
+	if err := payouts.CheckGates(c.merchant, ""); err != nil {
 		return nil, &APIError{Status: http.StatusForbidden, Label: LabelPayoutRejected, Message: err.Error()}
 	}
 	f, apiErr := decodeObject(c.body)
@@ -163,26 +167,39 @@ func (s *Server) parsePayout(ctx context.Context, c *caller) (*payoutRequest, *A
 		return nil, apiErr
 	}
 	v := validation{}
-	cur, err := payouts.SettlementCurrency(c.merchant)
-	if err != nil {
+	code, _ := f.str(v, "currency_code")
+	cur, err := payouts.PayoutCurrency(c.merchant, code)
+	switch {
+	case errors.Is(err, payouts.ErrNoSettlementCurrency):
 		return nil, &APIError{Status: http.StatusForbidden, Label: LabelPayoutRejected,
 			Message: "The settlement number's currency is not enabled for this business; ask the platform team."}
+	case errors.Is(err, payouts.ErrCurrencyRequired):
+		v.add("currency_code", "This business has settlement numbers in %s; the currency_code must name one.", joinCodes(payouts.SettlementCurrencies(c.merchant)))
+	case errors.Is(err, payouts.ErrCurrencyNotEnabled):
+		v.add("currency_code", "The currency_code must be one of this business's currencies: %s.", joinCodes(c.merchant.Spec.Currencies))
+	case err != nil:
+		return nil, s.serverError("Choosing a payout currency", err).err
 	}
-	if code, ok := f.str(v, "currency_code"); ok && code != "" && code != cur.Code {
-		v.add("currency_code", "Payouts go to the settlement number in %s; the currency_code must be %s.", cur.Code, cur.Code)
+	known := cur.Code != ""
+	if known {
+		if err := payouts.CheckGates(c.merchant, paygatev1.CurrencyCode(cur.Code)); err != nil {
+			return nil, &APIError{Status: http.StatusForbidden, Label: LabelPayoutRejected, Message: err.Error()}
+		}
 	}
-	if dest, ok := f.str(v, "destination"); ok && dest != "" && !payouts.SameDestination(c.merchant, dest) {
-		v.add("destination", "The destination must be the approved settlement number.")
+	if dest, ok := f.str(v, "destination"); ok && dest != "" && known && !payouts.SameDestination(c.merchant, paygatev1.CurrencyCode(cur.Code), dest) {
+		v.add("destination", "The destination must be the approved settlement number for %s.", cur.Code)
 	}
 	var amount money.Amount
 	if raw, ok := f["amount"]; !ok {
 		v.add("amount", "The amount field is required.")
 	} else if a, err := money.ParseJSONNumber(raw); err != nil || a.IsZero() {
 		v.add("amount", "The amount must be a positive decimal number.")
-	} else if err := money.ValidateForCurrency(a, cur); err != nil {
-		v.add("amount", "The amount has too many decimal places for %s.", cur.Code)
-	} else {
-		amount = a
+	} else if known { // else the scale is unknown until currency_code is valid
+		if err := money.ValidateForCurrency(a, cur); err != nil {
+			v.add("amount", "The amount has too many decimal places for %s.", cur.Code)
+		} else {
+			amount = a
+		}
 	}
 	if len(v) > 0 {
 		return nil, validationError(v)
@@ -205,7 +222,19 @@ func (s *Server) parsePayout(ctx context.Context, c *caller) (*payoutRequest, *A
 		return nil, &APIError{Status: http.StatusUnprocessableEntity, Label: LabelNoPayoutMethod,
 			Message: "No payout method is available for " + cur.Code + "."}
 	}
-	return &payoutRequest{quote: q, gateway: gw}, nil
+	return &payoutRequest{quote: q, gateway: gw, destination: payouts.SettlementNumber(c.merchant, paygatev1.CurrencyCode(cur.Code))}, nil
+}
+
+// joinCodes lists currency codes for a message: "TZS", "KES and TZS", "KES, TZS and UGX".
+func joinCodes(codes []paygatev1.CurrencyCode) string {
+	out := make([]string, len(codes))
+	for i, c := range codes {
+		out[i] = string(c)
+	}
+	if len(out) < 2 {
+		return strings.Join(out, "")
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1]
 }
 
 // disbursingGateway finds the gateway that pays out currency, reading past the cache before

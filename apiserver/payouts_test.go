@@ -220,3 +220,188 @@ func TestPayoutIdempotencyKeyExpires(t *testing.T) {
 		t.Errorf("the key after 24 hours answered %+v, the first payout was %s", second, first.ID)
 	}
 }
+
+// enableKES makes duka a TZS and KES business: a Kenyan settlement number in
+// spec.settlementNumbers beside the Tanzanian settlementNumber, a KES gateway disbursing (1 %
+// plus 10, at least 100) and 5000.00 KES available in sandbox beside the 9750.00 TZS.
+func (f *exchangeFixture) enableKES(t *testing.T) {
+	t.Helper()
+	ctx := t.Context()
+	f.updateDuka(t, func(m *paygatev1.Merchant) {
+		m.Spec.Currencies = []paygatev1.CurrencyCode{"TZS", "KES"}
+		m.Spec.Wallets = []paygatev1.Wallet{{Currency: "TZS"}, {Currency: "KES"}}
+		m.Spec.SettlementNumbers = []paygatev1.CurrencySettlementNumber{{Currency: "KES", Number: "+254712345678"}}
+	})
+	gw := &paygatev1.Gateway{
+		ObjectMeta: metav1.ObjectMeta{Name: "ke-mpesa"},
+		Spec: paygatev1.GatewaySpec{DisplayName: "M-Pesa Kenya", Currency: "KES", Type: paygatev1.GatewayTypeAutomatic, Provider: paygatev1.ProviderSandbox,
+			Payouts: &paygatev1.PayoutSchedule{Fees: paygatev1.GatewayFees{Percent: "1", Fixed: "10"}, MinAmount: ptr.To(paygatev1.Decimal("100"))}},
+	}
+	if err := f.k8s.Create(ctx, gw); err != nil {
+		t.Fatal(err)
+	}
+	b := &paygatev1.Balance{}
+	if err := f.k8s.Get(ctx, client.ObjectKey{Namespace: "shop", Name: paygatev1.BalanceName("duka", paygatev1.EnvironmentSandbox)}, b); err != nil {
+		t.Fatal(err)
+	}
+	b.Status.Currencies = append(b.Status.Currencies, paygatev1.CurrencyBalance{Currency: "KES", Available: "5000.00", Settled: "5000.00", SettledPayments: 1})
+	if err := f.k8s.Update(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// updateDuka changes duka's Merchant.
+func (f *exchangeFixture) updateDuka(t *testing.T, mod func(*paygatev1.Merchant)) {
+	t.Helper()
+	m := &paygatev1.Merchant{}
+	if err := f.k8s.Get(t.Context(), client.ObjectKey{Namespace: "shop", Name: "duka"}, m); err != nil {
+		t.Fatal(err)
+	}
+	mod(m)
+	if err := f.k8s.Update(t.Context(), m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPayoutCurrencyChoosesSettlementNumber: a business with a settlement number per currency
+// chooses the payout's currency with currency_code, and the payout goes to that currency's
+// number; without currency_code it is made as before, in the currency of settlementNumber.
+func TestPayoutCurrencyChoosesSettlementNumber(t *testing.T) {
+	f := payoutFixture(t)
+	f.enableKES(t)
+	ctx := t.Context()
+	c := f.client(openapitest.NewValidator(t, openAPIDocument, nil).StrictRequests(), f.duka)
+
+	quote, err := c.PreviewPayout(ctx, paygate.PayoutRequest{Amount: "1000", CurrencyCode: "KES", Destination: "0712 345 678"})
+	if err != nil {
+		t.Fatalf("KES preview: %v", err)
+	}
+	if quote.Amount != "1000.00" || quote.Fee != "20.00" || quote.PayableAmount != "980.00" || quote.Currency != "KES" {
+		t.Errorf("KES preview: %+v, want 1000.00 - 20.00 (1 %% plus 10, the KES gateway's) = 980.00 KES", quote)
+	}
+	kes, err := c.CreatePayout(ctx, paygate.PayoutRequest{Amount: "1000", CurrencyCode: "KES"}, "kes-1")
+	if err != nil {
+		t.Fatalf("KES create: %v", err)
+	}
+	tzs, err := c.CreatePayout(ctx, paygate.PayoutRequest{Amount: "2000"}, "tzs-1")
+	if err != nil {
+		t.Fatalf("create without currency_code: %v", err)
+	}
+	tzsNamed, err := c.CreatePayout(ctx, paygate.PayoutRequest{Amount: "2000", CurrencyCode: "TZS", Destination: "0712 345 678"}, "tzs-2")
+	if err != nil {
+		t.Fatalf("TZS create: %v", err)
+	}
+	for _, tc := range []struct {
+		id, currency, fee string
+		dest              paygatev1.MobileNumber
+	}{
+		{kes.ID, "KES", "20.00", "+254712345678"},
+		{tzs.ID, "TZS", "130.00", "+255712345678"},
+		{tzsNamed.ID, "TZS", "130.00", "+255712345678"},
+	} {
+		p := &paygatev1.Payout{}
+		if err := f.k8s.Get(ctx, client.ObjectKey{Namespace: "shop", Name: tc.id}, p); err != nil {
+			t.Fatal(err)
+		}
+		if string(p.Spec.Currency) != tc.currency || p.Spec.Destination != tc.dest || string(p.Spec.Fee) != tc.fee {
+			t.Errorf("payout %s: %s to %s, fee %s; want %s to %s, fee %s", tc.id, p.Spec.Currency, p.Spec.Destination, p.Spec.Fee, tc.currency, tc.dest, tc.fee)
+		}
+	}
+	if kes.Destination != "+254*******78" || kes.Currency != "KES" {
+		t.Errorf("the KES payout record shows %s %s, want KES to +254*******78", kes.Currency, kes.Destination)
+	}
+
+	lenient := f.client(openapitest.NewValidator(t, openAPIDocument, nil), f.duka)
+	for name, tc := range map[string]struct {
+		body   string
+		status int
+		label  string
+		field  string // the errors field a 422 names, and its message's start
+		msg    string
+	}{
+		"the Tanzanian number as a KES destination": {`{"amount":1000,"currency_code":"KES","destination":"+255712345678"}`, 422, LabelValidationFailed,
+			"destination", "The destination must be the approved settlement number for KES."},
+		"the Kenyan number as a TZS destination": {`{"amount":2000,"destination":"+254712345678"}`, 422, LabelValidationFailed,
+			"destination", "The destination must be the approved settlement number for TZS."},
+		"a currency the business is not enabled for": {`{"amount":1000,"currency_code":"UGX"}`, 422, LabelValidationFailed,
+			"currency_code", "The currency_code must be one of this business's currencies: TZS and KES."},
+		"a lower-case currency": {`{"amount":1000,"currency_code":"kes"}`, 422, LabelValidationFailed,
+			"currency_code", "The currency_code must be one of this business's currencies: TZS and KES."},
+		"a currency that is not a string": {`{"amount":1000,"currency_code":404}`, 422, LabelValidationFailed,
+			"currency_code", "The currency_code field must be a string."},
+		"too many decimals for KES": {`{"amount":1000.001,"currency_code":"KES"}`, 422, LabelValidationFailed,
+			"amount", "The amount has too many decimal places for KES."},
+		"below the KES gateway's minimum": {`{"amount":99,"currency_code":"KES"}`, 422, LabelInvalidAmount, "amount", "The amount is below the minimum payout of 100.00 KES"},
+		// Less than the TZS balance, more than the KES one: each currency has its own.
+		"above the KES balance": {`{"amount":5000.01,"currency_code":"KES"}`, 422, LabelInsufficientBalance, "amount", "The amount is more than the available balance."},
+	} {
+		resp, err := lenient.Do(ctx, http.MethodPost, "/api/v1/payouts", []byte(tc.body), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if resp.StatusCode != tc.status || !strings.Contains(string(resp.Body), `"error":"`+tc.label+`"`) ||
+			!strings.Contains(string(resp.Body), `"`+tc.field+`":["`+tc.msg) {
+			t.Errorf("%s: %d %s, want %d %s with errors.%s %q", name, resp.StatusCode, resp.Body, tc.status, tc.label, tc.field, tc.msg)
+		}
+	}
+	if n := len(f.payouts(t)); n != 3 {
+		t.Errorf("%d payouts, want 3", n)
+	}
+}
+
+// TestPayoutCurrencyGates: the settlement-number gate is asked for the payout's currency.
+func TestPayoutCurrencyGates(t *testing.T) {
+	f := payoutFixture(t)
+	f.enableKES(t)
+	ctx := t.Context()
+	c := f.client(openapitest.NewValidator(t, openAPIDocument, nil), f.duka)
+	post := func(target, body string) *paygate.Response {
+		t.Helper()
+		resp, err := c.Do(ctx, http.MethodPost, target, []byte(body), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	expect := func(what string, resp *paygate.Response, status int, want string) {
+		t.Helper()
+		if resp.StatusCode != status || !strings.Contains(string(resp.Body), want) {
+			t.Errorf("%s: %d %s, want %d with %q", what, resp.StatusCode, resp.Body, status, want)
+		}
+	}
+
+	// Only the Tanzanian number: KES is enabled, but has no settlement number.
+	f.updateDuka(t, func(m *paygatev1.Merchant) { m.Spec.SettlementNumbers = nil })
+	for _, target := range []string{"/api/v1/payouts/preview", "/api/v1/payouts"} {
+		expect(target+" in KES without a Kenyan number", post(target, `{"amount":1000,"currency_code":"KES"}`), 403,
+			`"error":"Payout Rejected","message":"Payouts in KES need a settlement number for KES on file; ask the platform team to add one."`)
+		expect(target+" in TZS", post(target, `{"amount":2000,"currency_code":"TZS"}`), 200, `"currency":"TZS"`)
+	}
+
+	// Only per-currency numbers, in both currencies: currency_code must choose.
+	f.updateDuka(t, func(m *paygatev1.Merchant) {
+		m.Spec.SettlementNumber = ""
+		m.Spec.SettlementNumbers = []paygatev1.CurrencySettlementNumber{{Currency: "KES", Number: "+254712345678"}, {Currency: "TZS", Number: "+255754000111"}}
+	})
+	expect("no currency_code among several numbers", post("/api/v1/payouts/preview", `{"amount":2000}`), 422,
+		`"currency_code":["This business has settlement numbers in TZS and KES; the currency_code must name one."]`)
+	expect("TZS to its per-currency number", post("/api/v1/payouts/preview", `{"amount":2000,"currency_code":"TZS","destination":"0754 000 111"}`), 200, `"currency":"TZS"`)
+	expect("TZS to the former single number", post("/api/v1/payouts/preview", `{"amount":2000,"currency_code":"TZS","destination":"0712 345 678"}`), 422,
+		`"destination":["The destination must be the approved settlement number for TZS."]`)
+
+	// Only a Kenyan per-currency number: the payout defaults to KES.
+	f.updateDuka(t, func(m *paygatev1.Merchant) {
+		m.Spec.SettlementNumbers = []paygatev1.CurrencySettlementNumber{{Currency: "KES", Number: "+254712345678"}}
+	})
+	expect("no currency_code with one Kenyan number", post("/api/v1/payouts/preview", `{"amount":1000}`), 200, `"currency":"KES"`)
+	expect("TZS without a Tanzanian number", post("/api/v1/payouts/preview", `{"amount":2000,"currency_code":"TZS"}`), 403,
+		"Payouts in TZS need a settlement number for TZS on file")
+
+	// No settlement number at all: the gate answers before the body is read, as before.
+	f.updateDuka(t, func(m *paygatev1.Merchant) { m.Spec.SettlementNumbers = nil })
+	expect("no settlement number", post("/api/v1/payouts", `{"amount":"not a number","currency_code":"KES"}`), 403,
+		"Payouts need a settlement number on file; ask the platform team to add one.")
+	if n := len(f.payouts(t)); n != 1 {
+		t.Errorf("%d payouts, want 1 (the TZS create)", n)
+	}
+}

@@ -236,11 +236,13 @@ func (r *PayoutReconciler) gatesPass(ctx context.Context, s *payoutScope) (bool,
 		r.fail(s, string(paygatev1.PayoutRejected), "the merchant no longer exists")
 		return false, nil
 	}
-	if err := payouts.CheckGates(m); err != nil {
+	if err := payouts.CheckGates(m, p.Spec.Currency); err != nil {
 		r.fail(s, string(paygatev1.PayoutRejected), err.Error())
 		return false, nil
 	}
-	if m.Spec.SettlementNumber != p.Spec.Destination {
+	// The destination must still be the settlement number of the payout's currency (its
+	// settlementNumbers entry, else the single settlementNumber).
+	if !payouts.IsSettlementNumber(m, p.Spec.Currency, p.Spec.Destination) {
 		r.fail(s, string(paygatev1.PayoutRejected), "the settlement number changed after the payout was requested")
 		return false, nil
 	}

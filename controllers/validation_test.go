@@ -48,6 +48,36 @@ var _ = Describe("Configuration the API server rejects", func() {
 			m.Spec.WebhookURLs.Sandbox = "ftp://duka.example/hook"
 		}, "webhookURLs.sandbox must be an http:// or https:// URL"),
 		Entry("a malformed settlement number", func(m *paygatev1.Merchant) { m.Spec.SettlementNumber = "0712 345 678" }, "spec.settlementNumber"),
+		Entry("a per-currency settlement number in a currency the merchant does not support", func(m *paygatev1.Merchant) {
+			m.Spec.SettlementNumbers = settlementNumbers("KES", "+254712345678")
+		}, "every settlement number in settlementNumbers must be in one of the merchant's currencies"),
+		Entry("a Tanzanian number for KES", func(m *paygatev1.Merchant) {
+			m.Spec.Currencies = []paygatev1.CurrencyCode{"TZS", "KES"}
+			m.Spec.SettlementNumbers = settlementNumbers("KES", "+255712345678")
+		}, "a settlement number must be of its currency's country: +233 for GHS, +254 for KES"),
+		Entry("a Kenyan number for TZS", func(m *paygatev1.Merchant) {
+			m.Spec.Currencies = []paygatev1.CurrencyCode{"TZS", "KES"}
+			m.Spec.SettlementNumbers = settlementNumbers("KES", "+254712345678", "TZS", "+254722000111")
+		}, "a settlement number must be of its currency's country"),
+		Entry("a per-currency settlement number in a currency without a known country", func(m *paygatev1.Merchant) {
+			m.Spec.Currencies = []paygatev1.CurrencyCode{"TZS", "USD"}
+			m.Spec.SettlementNumbers = settlementNumbers("USD", "+12025550123")
+		}, "a settlement number can be set per currency only for GHS, KES, MWK, NGN, RWF, TZS, UGX and ZMW"),
+		Entry("two settlement numbers in one currency", func(m *paygatev1.Merchant) {
+			m.Spec.SettlementNumbers = settlementNumbers("TZS", "+255712345678", "TZS", "+255754000111")
+		}, "Duplicate value"),
+		Entry("a malformed per-currency settlement number", func(m *paygatev1.Merchant) {
+			m.Spec.SettlementNumbers = settlementNumbers("TZS", "0712 345 678")
+		}, "spec.settlementNumbers[0].number"),
+		Entry("a per-currency settlement number without its number", func(m *paygatev1.Merchant) {
+			m.Spec.SettlementNumbers = []paygatev1.CurrencySettlementNumber{{Currency: "TZS"}}
+		}, "spec.settlementNumbers[0].number"),
+		Entry("more than 8 per-currency settlement numbers", func(m *paygatev1.Merchant) {
+			m.Spec.Currencies = []paygatev1.CurrencyCode{"GHS", "KES", "MWK", "NGN", "RWF", "TZS", "UGX", "ZMW", "USD"}
+			m.Spec.SettlementNumbers = settlementNumbers("GHS", "+233241234567", "KES", "+254712345678", "MWK", "+265991234567",
+				"NGN", "+2348031234567", "RWF", "+250781234567", "TZS", "+255712345678", "UGX", "+256772123456", "ZMW", "+260971234567",
+				"USD", "+12025550123")
+		}, "must have at most 8 items"),
 		Entry("an unknown business status", func(m *paygatev1.Merchant) { m.Spec.BusinessStatus = "active" }, `Unsupported value: "active"`),
 		Entry("an unknown KYB status", func(m *paygatev1.Merchant) { m.Spec.KYBStatus = "done" }, `Unsupported value: "done"`),
 		Entry("a malformed allowed domain", func(m *paygatev1.Merchant) {
@@ -126,6 +156,31 @@ var _ = Describe("Configuration the API server rejects", func() {
 		}, "simulation SandboxAndProduction needs provider sandbox"),
 	)
 
+	It("accepts a settlement number per currency beside the single one, and keeps each in the merchant's currencies", func() {
+		m := newMerchant(ns, "two-countries", func(m *paygatev1.Merchant) {
+			m.Spec.Currencies = []paygatev1.CurrencyCode{"TZS", "KES"}
+			m.Spec.Wallets = []paygatev1.Wallet{{Currency: "TZS"}, {Currency: "KES"}}
+			m.Spec.SettlementNumber = "+255712345678"
+			m.Spec.SettlementNumbers = settlementNumbers("KES", "+254712345678", "TZS", "+255754000111")
+		})
+		Expect(k8s.Create(ctx, m)).To(Succeed())
+		// Every currency with a phone region takes a number of its country.
+		all := newMerchant(ns, "eight-countries", func(m *paygatev1.Merchant) {
+			m.Spec.Currencies = []paygatev1.CurrencyCode{"GHS", "KES", "MWK", "NGN", "RWF", "TZS", "UGX", "ZMW"}
+			m.Spec.Wallets = nil
+			m.Spec.SettlementNumbers = settlementNumbers("GHS", "+233241234567", "KES", "+254712345678", "MWK", "+265991234567",
+				"NGN", "+2348031234567", "RWF", "+250781234567", "TZS", "+255712345678", "UGX", "+256772123456", "ZMW", "+260971234567")
+		})
+		Expect(k8s.Create(ctx, all)).To(Succeed())
+
+		// Dropping KES from the currencies while its settlement number stays is refused.
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), m)).To(Succeed())
+		m.Spec.Currencies, m.Spec.Wallets = []paygatev1.CurrencyCode{"TZS"}, []paygatev1.Wallet{{Currency: "TZS"}}
+		err := k8s.Update(ctx, m)
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring("every settlement number in settlementNumbers must be in one of the merchant's currencies"))
+	})
+
 	It("accepts pawapay and daraja gateways with defaults filled in", func() {
 		pg := newGateway("TZS", func(g *paygatev1.Gateway) {
 			g.Spec.Provider, g.Spec.Pawapay = paygatev1.ProviderPawapay, celPawapay()
@@ -193,4 +248,13 @@ func celPawapay() *paygatev1.PawapayConfig {
 func celDaraja() *paygatev1.DarajaConfig {
 	return &paygatev1.DarajaConfig{BaseURL: paygatev1.BaseURLSandbox, ShortCode: "174379",
 		CredentialsSecretRef: paygatev1.SecretReference{Namespace: "paygate-system", Name: "daraja"}}
+}
+
+// settlementNumbers is a spec.settlementNumbers list: currency, number, currency, number, ...
+func settlementNumbers(pairs ...string) []paygatev1.CurrencySettlementNumber {
+	var out []paygatev1.CurrencySettlementNumber
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out = append(out, paygatev1.CurrencySettlementNumber{Currency: paygatev1.CurrencyCode(pairs[i]), Number: paygatev1.MobileNumber(pairs[i+1])})
+	}
+	return out
 }

@@ -67,6 +67,26 @@ type WebhookURLs struct {
 	Production string `json:"production,omitempty"`
 }
 
+// The rules of CurrencySettlementNumber list the currencies that have a phone region in
+// internal/money's currency table, with their countries' calling codes;
+// TestSettlementNumberRulesMatchPhoneRegions (internal/payouts) keeps them in step.
+
+// CurrencySettlementNumber is where payouts in one currency go: a mobile-money number of the
+// currency's country. A currency can have one when Paygate knows its country's mobile numbers:
+// GHS, KES, MWK, NGN, RWF, TZS, UGX and ZMW.
+// +kubebuilder:validation:XValidation:rule="self.currency in ['GHS', 'KES', 'MWK', 'NGN', 'RWF', 'TZS', 'UGX', 'ZMW']",message="a settlement number can be set per currency only for GHS, KES, MWK, NGN, RWF, TZS, UGX and ZMW, whose countries' mobile numbers Paygate knows"
+// +kubebuilder:validation:XValidation:rule="!(self.currency in ['GHS', 'KES', 'MWK', 'NGN', 'RWF', 'TZS', 'UGX', 'ZMW']) || (self.currency + self.number.substring(0, 4)) in ['GHS+233', 'KES+254', 'MWK+265', 'NGN+234', 'RWF+250', 'TZS+255', 'UGX+256', 'ZMW+260']",message="a settlement number must be of its currency's country: +233 for GHS, +254 for KES, +265 for MWK, +234 for NGN, +250 for RWF, +255 for TZS, +256 for UGX, +260 for ZMW"
+type CurrencySettlementNumber struct {
+	// currency of the payouts that go to this number; must be one of the merchant's currencies.
+	// +required
+	Currency CurrencyCode `json:"currency"`
+
+	// number is the approved mobile number payouts in currency go to, in E.164 form, of the
+	// currency's country (+254... for KES, +255... for TZS).
+	// +required
+	Number MobileNumber `json:"number"`
+}
+
 // RateLimit overrides the API's default request rate for one merchant.
 type RateLimit struct {
 	// requestsPerMinute allowed per business and client IP (the default is 120).
@@ -78,6 +98,7 @@ type RateLimit struct {
 
 // MerchantSpec is a business that takes payments through Paygate.
 // +kubebuilder:validation:XValidation:rule="!has(self.wallets) || self.wallets.all(w, w.currency in self.currencies)",message="every wallet must be in one of the merchant's currencies"
+// +kubebuilder:validation:XValidation:rule="!has(self.settlementNumbers) || self.settlementNumbers.all(s, s.currency in self.currencies)",message="every settlement number in settlementNumbers must be in one of the merchant's currencies"
 type MerchantSpec struct {
 	// displayName is the business's name as customers and merchants see it.
 	// +kubebuilder:validation:MinLength=1
@@ -118,9 +139,22 @@ type MerchantSpec struct {
 	// +optional
 	KYBStatus KYBStatus `json:"kybStatus,omitempty"`
 
-	// settlementNumber is the approved mobile number that payouts go to, in E.164 form.
+	// settlementNumber is the approved mobile number that payouts go to, in E.164 form. Payouts
+	// through it are made in the currency of its country (+255... in TZS, +254... in KES), which
+	// is also the currency of a payout request that names none. settlementNumbers overrides it for
+	// the currencies it lists.
 	// +optional
 	SettlementNumber MobileNumber `json:"settlementNumber,omitempty"`
+
+	// settlementNumbers are approved mobile numbers per currency, for a merchant paid out in
+	// several: payouts in a listed currency go to its number instead of settlementNumber
+	// (docs/payouts.md). Each currency must be one of the merchant's currencies and each number
+	// of its currency's country.
+	// +listType=map
+	// +listMapKey=currency
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	SettlementNumbers []CurrencySettlementNumber `json:"settlementNumbers,omitempty"`
 
 	// webhookURLs are the default webhook URLs per environment.
 	// +optional

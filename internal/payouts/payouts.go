@@ -2,8 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package payouts holds the payout rules the apiserver and the payout controller both apply
-// (docs/payouts.md): the gates a merchant must pass, the settlement currency and destination, the
-// disbursing gateway of a currency, and the quote (fee and payable amount) of an amount. The
+// (docs/payouts.md): the gates a merchant must pass, the payout currency and the settlement number
+// of each currency, the disbursing gateway of a currency, and the quote (fee and payable amount) of an amount. The
 // apiserver applies them when it accepts a payout; the controller applies them again before it
 // disburses, so a gate that closed in between stops the money.
 package payouts
@@ -40,16 +40,21 @@ const (
 )
 
 // CheckGates applies the payout gates in order: KYB approved, business approved, a settlement
-// number on file. They hold in both environments.
-func CheckGates(m *paygatev1.Merchant) error {
+// number on file for currency (SettlementNumber). With currency "" the last gate asks for any
+// settlement number, for a caller that does not know the payout's currency yet. They hold in both
+// environments.
+func CheckGates(m *paygatev1.Merchant, currency paygatev1.CurrencyCode) error {
 	if m.Spec.KYBStatus != paygatev1.KYBApproved {
 		return &GateError{Gate: GateKYBApproved, Message: fmt.Sprintf("Payouts need an approved KYB review; this business's KYB status is %s.", orPending(string(m.Spec.KYBStatus)))}
 	}
 	if m.Spec.BusinessStatus != paygatev1.BusinessApproved {
 		return &GateError{Gate: GateBusinessApproved, Message: fmt.Sprintf("Payouts need an approved business; this business is %s.", orPending(string(m.Spec.BusinessStatus)))}
 	}
-	if m.Spec.SettlementNumber == "" {
+	if m.Spec.SettlementNumber == "" && len(m.Spec.SettlementNumbers) == 0 {
 		return &GateError{Gate: GateSettlementNumber, Message: "Payouts need a settlement number on file; ask the platform team to add one."}
+	}
+	if currency != "" && SettlementNumber(m, currency) == "" {
+		return &GateError{Gate: GateSettlementNumber, Message: fmt.Sprintf("Payouts in %s need a settlement number for %s on file; ask the platform team to add one.", currency, currency)}
 	}
 	return nil
 }
@@ -61,25 +66,105 @@ func orPending(s string) string {
 	return s
 }
 
-// ErrNoSettlementCurrency: the settlement number's country has no currency the merchant is
-// enabled for.
-var ErrNoSettlementCurrency = errors.New("the settlement number's currency is not enabled for this merchant")
-
-// SettlementCurrency is the currency payouts are made in: the currency of the settlement number's
-// country, which must be one of the merchant's currencies.
-func SettlementCurrency(m *paygatev1.Merchant) (money.Currency, error) {
-	region := phone.RegionOf(string(m.Spec.SettlementNumber))
-	for _, code := range m.Spec.Currencies {
-		if c, ok := money.LookupCurrency(string(code)); ok && region != "" && c.PhoneRegion == region {
-			return c, nil
+// SettlementNumber is the number payouts in currency go to: the merchant's settlementNumbers
+// entry of that currency, else the single settlementNumber when its country is the currency's
+// (money.Currency.PhoneRegion). It is "" when the merchant has none for currency, and for an
+// entry whose number is not of the currency's country (the CRD refuses one): an entry is never
+// passed over for the single number. Whether the merchant is enabled for currency is not asked.
+func SettlementNumber(m *paygatev1.Merchant, currency paygatev1.CurrencyCode) paygatev1.MobileNumber {
+	c, ok := money.LookupCurrency(string(currency))
+	if !ok || c.PhoneRegion == "" {
+		return ""
+	}
+	for _, e := range m.Spec.SettlementNumbers {
+		if e.Currency == currency {
+			if phone.RegionOf(string(e.Number)) == c.PhoneRegion {
+				return e.Number
+			}
+			return ""
 		}
 	}
-	return money.Currency{}, ErrNoSettlementCurrency
+	if n := m.Spec.SettlementNumber; n != "" && phone.RegionOf(string(n)) == c.PhoneRegion {
+		return n
+	}
+	return ""
 }
 
-// SameDestination reports whether raw (as a merchant typed it) is the settlement number.
-func SameDestination(m *paygatev1.Merchant, raw string) bool {
-	want := string(m.Spec.SettlementNumber)
+// IsSettlementNumber reports whether dest, a payout's recorded destination, is still where
+// payouts in currency go: the payout controller refuses a payout for which it no longer is.
+func IsSettlementNumber(m *paygatev1.Merchant, currency paygatev1.CurrencyCode, dest paygatev1.MobileNumber) bool {
+	n := SettlementNumber(m, currency)
+	return n != "" && n == dest
+}
+
+// Errors of SettlementCurrency and PayoutCurrency, for the caller to map to API answers.
+var (
+	// ErrNoSettlementCurrency: the merchant has no settlement number in a currency it is
+	// enabled for.
+	ErrNoSettlementCurrency = errors.New("the settlement number's currency is not enabled for this merchant")
+	// ErrCurrencyRequired: the merchant has settlement numbers in several currencies and no
+	// single settlement number of an enabled currency to default to.
+	ErrCurrencyRequired = errors.New("the merchant has settlement numbers in several currencies; the payout must name one")
+	// ErrCurrencyNotEnabled: the requested currency is unknown or not one of the merchant's.
+	ErrCurrencyNotEnabled = errors.New("the currency is not one of the merchant's currencies")
+)
+
+// SettlementCurrency is the currency of a payout that names none: the currency of the single
+// settlement number's country when the merchant is enabled for it (as before settlementNumbers
+// existed); else the one enabled currency with a settlement number. ErrCurrencyRequired when
+// there are several, ErrNoSettlementCurrency when there is none.
+func SettlementCurrency(m *paygatev1.Merchant) (money.Currency, error) {
+	if region := phone.RegionOf(string(m.Spec.SettlementNumber)); region != "" {
+		for _, code := range m.Spec.Currencies {
+			if c, ok := money.LookupCurrency(string(code)); ok && c.PhoneRegion == region {
+				return c, nil
+			}
+		}
+	}
+	switch cs := SettlementCurrencies(m); len(cs) {
+	case 0:
+		return money.Currency{}, ErrNoSettlementCurrency
+	case 1:
+		c, _ := money.LookupCurrency(string(cs[0]))
+		return c, nil
+	default:
+		return money.Currency{}, ErrCurrencyRequired
+	}
+}
+
+// SettlementCurrencies are the merchant's currencies that have a settlement number, in the order
+// of spec.currencies.
+func SettlementCurrencies(m *paygatev1.Merchant) []paygatev1.CurrencyCode {
+	var out []paygatev1.CurrencyCode
+	for _, code := range m.Spec.Currencies {
+		if SettlementNumber(m, code) != "" {
+			out = append(out, code)
+		}
+	}
+	return out
+}
+
+// PayoutCurrency is the currency of a payout request: requested (currency_code) when it is one of
+// the merchant's currencies, else ErrCurrencyNotEnabled; SettlementCurrency when requested is "".
+// Whether the currency has a settlement number is the gate's question (CheckGates).
+func PayoutCurrency(m *paygatev1.Merchant, requested string) (money.Currency, error) {
+	if requested == "" {
+		return SettlementCurrency(m)
+	}
+	c, ok := money.LookupCurrency(requested)
+	if !ok || !slices.Contains(m.Spec.Currencies, paygatev1.CurrencyCode(requested)) {
+		return money.Currency{}, ErrCurrencyNotEnabled
+	}
+	return c, nil
+}
+
+// SameDestination reports whether raw (as a merchant typed it) is the settlement number of
+// currency; a number in national form is read in that number's country.
+func SameDestination(m *paygatev1.Merchant, currency paygatev1.CurrencyCode, raw string) bool {
+	want := string(SettlementNumber(m, currency))
+	if want == "" {
+		return false
+	}
 	e164, err := phone.NormalizeMobile(raw, phone.RegionOf(want))
 	return err == nil && e164 == want
 }

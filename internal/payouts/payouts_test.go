@@ -5,10 +5,17 @@ package payouts
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/nyaruka/phonenumbers"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/money"
@@ -28,26 +35,39 @@ func approved(mods ...func(*paygatev1.Merchant)) *paygatev1.Merchant {
 }
 
 func TestCheckGates(t *testing.T) {
+	kenyan := func(m *paygatev1.Merchant) {
+		m.Spec.SettlementNumbers = []paygatev1.CurrencySettlementNumber{{Currency: "KES", Number: "+254712345678"}}
+	}
 	tests := []struct {
 		name     string
 		merchant *paygatev1.Merchant
-		gate     string // "" for open
+		currency paygatev1.CurrencyCode // "" before the payout's currency is known
+		gate     string                 // "" for open
 		message  string
 	}{
-		{"every gate open", approved(), "", ""},
+		{"every gate open", approved(), "", "", ""},
+		{"every gate open for the single number's currency", approved(), "TZS", "", ""},
 		{"KYB first, even when every gate is closed", approved(func(m *paygatev1.Merchant) {
 			m.Spec.KYBStatus, m.Spec.BusinessStatus, m.Spec.SettlementNumber = "", "", ""
-		}), GateKYBApproved, "Payouts need an approved KYB review; this business's KYB status is pending."},
-		{"KYB rejected is named", approved(func(m *paygatev1.Merchant) { m.Spec.KYBStatus = paygatev1.KYBRejected }),
+		}), "TZS", GateKYBApproved, "Payouts need an approved KYB review; this business's KYB status is pending."},
+		{"KYB rejected is named", approved(func(m *paygatev1.Merchant) { m.Spec.KYBStatus = paygatev1.KYBRejected }), "",
 			GateKYBApproved, "Payouts need an approved KYB review; this business's KYB status is rejected."},
-		{"business second", approved(func(m *paygatev1.Merchant) { m.Spec.BusinessStatus, m.Spec.SettlementNumber = "", "" }),
+		{"business second", approved(func(m *paygatev1.Merchant) { m.Spec.BusinessStatus, m.Spec.SettlementNumber = "", "" }), "",
 			GateBusinessApproved, "Payouts need an approved business; this business is pending."},
-		{"settlement number last", approved(func(m *paygatev1.Merchant) { m.Spec.SettlementNumber = "" }),
+		{"settlement number last", approved(func(m *paygatev1.Merchant) { m.Spec.SettlementNumber = "" }), "",
 			GateSettlementNumber, "Payouts need a settlement number on file; ask the platform team to add one."},
+		{"no settlement number at all keeps its message with a currency", approved(func(m *paygatev1.Merchant) { m.Spec.SettlementNumber = "" }), "KES",
+			GateSettlementNumber, "Payouts need a settlement number on file; ask the platform team to add one."},
+		{"a Tanzanian number is no settlement number for KES", approved(), "KES",
+			GateSettlementNumber, "Payouts in KES need a settlement number for KES on file; ask the platform team to add one."},
+		{"a per-currency number opens its currency", approved(kenyan), "KES", "", ""},
+		{"a per-currency number alone is a settlement number on file", approved(kenyan, func(m *paygatev1.Merchant) { m.Spec.SettlementNumber = "" }), "", "", ""},
+		{"a per-currency number alone opens no other currency", approved(kenyan, func(m *paygatev1.Merchant) { m.Spec.SettlementNumber = "" }), "TZS",
+			GateSettlementNumber, "Payouts in TZS need a settlement number for TZS on file; ask the platform team to add one."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckGates(tt.merchant)
+			err := CheckGates(tt.merchant, tt.currency)
 			if tt.gate == "" {
 				if err != nil {
 					t.Fatalf("CheckGates = %v, want nil", err)
@@ -65,33 +85,142 @@ func TestCheckGates(t *testing.T) {
 	}
 }
 
+// entries is a settlementNumbers list: currency, number, currency, number, ...
+func entries(pairs ...string) []paygatev1.CurrencySettlementNumber {
+	var out []paygatev1.CurrencySettlementNumber
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out = append(out, paygatev1.CurrencySettlementNumber{Currency: paygatev1.CurrencyCode(pairs[i]), Number: paygatev1.MobileNumber(pairs[i+1])})
+	}
+	return out
+}
+
+func TestSettlementNumber(t *testing.T) {
+	tests := []struct {
+		name     string
+		single   paygatev1.MobileNumber
+		entries  []paygatev1.CurrencySettlementNumber
+		currency paygatev1.CurrencyCode
+		want     paygatev1.MobileNumber
+	}{
+		{"the single number in its own currency", "+255712345678", nil, "TZS", "+255712345678"},
+		{"the single number is not a number of another currency", "+255712345678", nil, "KES", ""},
+		{"a per-currency number", "+255712345678", entries("KES", "+254712345678"), "KES", "+254712345678"},
+		{"the single number still serves the currencies not listed", "+255712345678", entries("KES", "+254712345678"), "TZS", "+255712345678"},
+		{"a per-currency number comes before the single number", "+255712345678", entries("TZS", "+255754000111"), "TZS", "+255754000111"},
+		{"per-currency numbers without a single number", "", entries("KES", "+254712345678", "TZS", "+255754000111"), "TZS", "+255754000111"},
+		{"no number at all", "", nil, "TZS", ""},
+		{"an entry of the wrong country is none, with no fallback to the single number", "+254712345678", entries("KES", "+255712345678"), "KES", ""},
+		{"a currency without a phone region has none", "+255712345678", entries("BIF", "+25779123456"), "BIF", ""},
+		{"an unknown currency has none", "+255712345678", nil, "XYZ", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := approved(func(m *paygatev1.Merchant) { m.Spec.SettlementNumber, m.Spec.SettlementNumbers = tt.single, tt.entries })
+			if got := SettlementNumber(m, tt.currency); got != tt.want {
+				t.Errorf("SettlementNumber(%s) = %q, want %q", tt.currency, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestIsSettlementNumber is the payout controller's destination check: a payout recorded to the
+// settlement number of its currency passes until that number changes.
+func TestIsSettlementNumber(t *testing.T) {
+	both := func(m *paygatev1.Merchant) { m.Spec.SettlementNumbers = entries("KES", "+254712345678") }
+	tests := []struct {
+		name     string
+		merchant *paygatev1.Merchant
+		currency paygatev1.CurrencyCode
+		dest     paygatev1.MobileNumber
+		want     bool
+	}{
+		{"a TZS payout to the single number", approved(both), "TZS", "+255712345678", true},
+		{"a KES payout to the Kenyan number", approved(both), "KES", "+254712345678", true},
+		{"a KES payout to the single number is refused", approved(both), "KES", "+255712345678", false},
+		{"a KES payout whose number changed", approved(func(m *paygatev1.Merchant) { m.Spec.SettlementNumbers = entries("KES", "+254722000111") }),
+			"KES", "+254712345678", false},
+		{"a KES payout whose number was removed", approved(), "KES", "+254712345678", false},
+		{"a TZS payout whose single number changed", approved(both, func(m *paygatev1.Merchant) { m.Spec.SettlementNumber = "+255713999999" }),
+			"TZS", "+255712345678", false},
+		{"a TZS payout whose currency got its own number", approved(func(m *paygatev1.Merchant) { m.Spec.SettlementNumbers = entries("TZS", "+255754000111") }),
+			"TZS", "+255712345678", false},
+		{"no destination", approved(func(m *paygatev1.Merchant) { m.Spec.SettlementNumber = "" }), "TZS", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := IsSettlementNumber(tt.merchant, tt.currency, tt.dest); got != tt.want {
+				t.Errorf("IsSettlementNumber(%s, %s) = %v, want %v", tt.currency, tt.dest, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestSettlementCurrency(t *testing.T) {
 	tests := []struct {
 		name       string
 		number     paygatev1.MobileNumber
+		entries    []paygatev1.CurrencySettlementNumber
 		currencies []paygatev1.CurrencyCode
-		want       string // "" for ErrNoSettlementCurrency
+		want       string // a currency code, or the error's text
 	}{
-		{"a Tanzanian number settles in TZS", "+255712345678", []paygatev1.CurrencyCode{"KES", "TZS"}, "TZS"},
-		{"a Kenyan number settles in KES", "+254712345678", []paygatev1.CurrencyCode{"TZS", "KES"}, "KES"},
-		{"a Ugandan number settles in UGX", "+256772123456", []paygatev1.CurrencyCode{"UGX"}, "UGX"},
-		{"the country's currency must be enabled", "+255712345678", []paygatev1.CurrencyCode{"KES"}, ""},
-		{"no settlement number", "", []paygatev1.CurrencyCode{"TZS"}, ""},
-		{"a currency without a country does not match an unknown region", "+80012345678", []paygatev1.CurrencyCode{"BIF"}, ""},
+		{"a Tanzanian number settles in TZS", "+255712345678", nil, []paygatev1.CurrencyCode{"KES", "TZS"}, "TZS"},
+		{"a Kenyan number settles in KES", "+254712345678", nil, []paygatev1.CurrencyCode{"TZS", "KES"}, "KES"},
+		{"a Ugandan number settles in UGX", "+256772123456", nil, []paygatev1.CurrencyCode{"UGX"}, "UGX"},
+		{"the country's currency must be enabled", "+255712345678", nil, []paygatev1.CurrencyCode{"KES"}, ErrNoSettlementCurrency.Error()},
+		{"no settlement number", "", nil, []paygatev1.CurrencyCode{"TZS"}, ErrNoSettlementCurrency.Error()},
+		{"a currency without a country does not match an unknown region", "+80012345678", nil, []paygatev1.CurrencyCode{"BIF"}, ErrNoSettlementCurrency.Error()},
+		{"the single number stays the default beside per-currency numbers", "+255712345678", entries("KES", "+254712345678"),
+			[]paygatev1.CurrencyCode{"KES", "TZS"}, "TZS"},
+		{"the one per-currency number without a single number", "", entries("KES", "+254712345678"), []paygatev1.CurrencyCode{"KES", "TZS"}, "KES"},
+		{"the one per-currency number when the single number's currency is not enabled", "+255712345678", entries("KES", "+254712345678"),
+			[]paygatev1.CurrencyCode{"KES"}, "KES"},
+		{"several per-currency numbers and no single number", "", entries("KES", "+254712345678", "TZS", "+255712345678"),
+			[]paygatev1.CurrencyCode{"KES", "TZS"}, ErrCurrencyRequired.Error()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := SettlementCurrency(approved(func(m *paygatev1.Merchant) {
-				m.Spec.SettlementNumber, m.Spec.Currencies = tt.number, tt.currencies
+				m.Spec.SettlementNumber, m.Spec.SettlementNumbers, m.Spec.Currencies = tt.number, tt.entries, tt.currencies
 			}))
-			if tt.want == "" {
-				if !errors.Is(err, ErrNoSettlementCurrency) {
-					t.Fatalf("SettlementCurrency = %v, %v; want ErrNoSettlementCurrency", c.Code, err)
-				}
-				return
+			got := c.Code
+			if err != nil {
+				got = err.Error()
 			}
-			if err != nil || c.Code != tt.want {
-				t.Fatalf("SettlementCurrency = %q, %v; want %s", c.Code, err, tt.want)
+			if got != tt.want {
+				t.Errorf("SettlementCurrency = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPayoutCurrency(t *testing.T) {
+	kenyan := approved(func(m *paygatev1.Merchant) { m.Spec.SettlementNumbers = entries("KES", "+254712345678") })
+	tests := []struct {
+		name      string
+		merchant  *paygatev1.Merchant
+		requested string
+		want      string // a currency code, or the error's text
+	}{
+		{"none requested: the single number's currency, as before", kenyan, "", "TZS"},
+		{"KES requested", kenyan, "KES", "KES"},
+		{"TZS requested", kenyan, "TZS", "TZS"},
+		{"an enabled currency without a number is the gate's to refuse", approved(), "KES", "KES"},
+		{"a currency the merchant is not enabled for", kenyan, "UGX", ErrCurrencyNotEnabled.Error()},
+		{"an unknown code", kenyan, "XYZ", ErrCurrencyNotEnabled.Error()},
+		{"codes are upper case", kenyan, "kes", ErrCurrencyNotEnabled.Error()},
+		{"none requested among several numbers", approved(func(m *paygatev1.Merchant) {
+			m.Spec.SettlementNumber, m.Spec.SettlementNumbers = "", entries("KES", "+254712345678", "TZS", "+255712345678")
+		}), "", ErrCurrencyRequired.Error()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := PayoutCurrency(tt.merchant, tt.requested)
+			got := c.Code
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("PayoutCurrency(%q) = %q, want %q", tt.requested, got, tt.want)
 			}
 		})
 	}
@@ -99,28 +228,49 @@ func TestSettlementCurrency(t *testing.T) {
 
 func TestSameDestination(t *testing.T) {
 	tests := []struct {
-		number paygatev1.MobileNumber
-		raw    string
-		want   bool
+		number   paygatev1.MobileNumber
+		currency paygatev1.CurrencyCode
+		raw      string
+		want     bool
 	}{
-		{"+255712345678", "+255712345678", true},
-		{"+255712345678", "0712 345 678", true},
-		{"+255712345678", "0712-345-678", true},
-		{"+255712345678", "255712345678", true},
-		{"+255712345678", "00255712345678", true},
-		{"+255712345678", "+255 (712) 345.678", true},
-		{"+254712345678", "0712345678", true}, // read in the settlement number's country
-		{"+255712345678", "0712345679", false},
-		{"+255712345678", "+254712345678", false},
-		{"+255712345678", "", false},
-		{"+255712345678", "not a number", false},
-		{"", "0712345678", false},
-		{"", "", false},
+		{"+255712345678", "TZS", "+255712345678", true},
+		{"+255712345678", "TZS", "0712 345 678", true},
+		{"+255712345678", "TZS", "0712-345-678", true},
+		{"+255712345678", "TZS", "255712345678", true},
+		{"+255712345678", "TZS", "00255712345678", true},
+		{"+255712345678", "TZS", "+255 (712) 345.678", true},
+		{"+254712345678", "KES", "0712345678", true}, // read in the settlement number's country
+		{"+255712345678", "TZS", "0712345679", false},
+		{"+255712345678", "TZS", "+254712345678", false},
+		{"+255712345678", "TZS", "", false},
+		{"+255712345678", "TZS", "not a number", false},
+		{"+255712345678", "KES", "+255712345678", false}, // not a KES number
+		{"", "TZS", "0712345678", false},
+		{"", "TZS", "", false},
 	}
 	for _, tt := range tests {
 		m := approved(func(m *paygatev1.Merchant) { m.Spec.SettlementNumber = tt.number })
-		if got := SameDestination(m, tt.raw); got != tt.want {
-			t.Errorf("SameDestination(%q, %q) = %v, want %v", tt.number, tt.raw, got, tt.want)
+		if got := SameDestination(m, tt.currency, tt.raw); got != tt.want {
+			t.Errorf("SameDestination(%q, %s, %q) = %v, want %v", tt.number, tt.currency, tt.raw, got, tt.want)
+		}
+	}
+
+	// With a Kenyan number beside the Tanzanian one, each currency has its own destination, and
+	// a national-form number is read in that destination's country.
+	m := approved(func(m *paygatev1.Merchant) { m.Spec.SettlementNumbers = entries("KES", "+254722000111") })
+	for _, tt := range []struct {
+		currency paygatev1.CurrencyCode
+		raw      string
+		want     bool
+	}{
+		{"KES", "0722 000 111", true},
+		{"KES", "+254722000111", true},
+		{"KES", "+255712345678", false},
+		{"TZS", "0712 345 678", true},
+		{"TZS", "+254722000111", false},
+	} {
+		if got := SameDestination(m, tt.currency, tt.raw); got != tt.want {
+			t.Errorf("with per-currency numbers: SameDestination(%s, %q) = %v, want %v", tt.currency, tt.raw, got, tt.want)
 		}
 	}
 }
@@ -239,4 +389,68 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// TestSettlementNumberRulesMatchPhoneRegions keeps the CEL rules of a settlementNumbers entry (the
+// Merchant CRD) in step with the currency table SettlementNumber reads: every list of currencies
+// in them is the currencies that have a phone region, and each currency is paired with its
+// country's calling code, which must have 3 digits (the rule compares the number's first 4
+// characters).
+func TestSettlementNumberRulesMatchPhoneRegions(t *testing.T) {
+	raw, err := os.ReadFile("../../config/crd/bases/paygate.dev_merchants.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(raw, &crd); err != nil {
+		t.Fatal(err)
+	}
+	items := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["settlementNumbers"].Items
+	if items == nil || items.Schema == nil || len(items.Schema.XValidations) == 0 {
+		t.Fatal("spec.settlementNumbers has no item rules")
+	}
+
+	var want, wantPairs []string
+	for _, code := range money.CurrencyCodes() {
+		c, _ := money.LookupCurrency(code)
+		if c.PhoneRegion == "" {
+			continue
+		}
+		cc := phonenumbers.GetCountryCodeForRegion(c.PhoneRegion)
+		if cc < 100 || cc > 999 {
+			t.Errorf("%s: the calling code of %s is %d, not 3 digits: the rule's substring(0, 4) must change", code, c.PhoneRegion, cc)
+		}
+		want = append(want, code)
+		wantPairs = append(wantPairs, fmt.Sprintf("%s+%d", code, cc))
+	}
+
+	codeList := regexp.MustCompile(`\[('[A-Z]{3}'(, )?)+\]`)
+	code := regexp.MustCompile(`'([A-Z]{3})'`)
+	pair := regexp.MustCompile(`'([A-Z]{3}\+[0-9]+)'`)
+	var lists, pairs int
+	for _, r := range items.Schema.XValidations {
+		for _, list := range codeList.FindAllString(r.Rule, -1) {
+			lists++
+			var got []string
+			for _, m := range code.FindAllStringSubmatch(list, -1) {
+				got = append(got, m[1])
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("rule %q lists %v; the currencies with a phone region are %v", r.Rule, got, want)
+			}
+		}
+		if ms := pair.FindAllStringSubmatch(r.Rule, -1); ms != nil {
+			pairs++
+			var got []string
+			for _, m := range ms {
+				got = append(got, m[1])
+			}
+			if !slices.Equal(got, wantPairs) {
+				t.Errorf("rule %q pairs %v; the currencies' calling codes are %v", r.Rule, got, wantPairs)
+			}
+		}
+	}
+	if lists == 0 || pairs == 0 {
+		t.Errorf("found %d currency lists and %d currency and calling code lists in the rules, want both", lists, pairs)
+	}
 }

@@ -11,8 +11,10 @@ import (
 )
 
 // PayoutRequest is the body of POST /api/v1/payouts and /api/v1/payouts/preview. Amount is a
-// decimal string sent as a JSON number ("2500", "1000.50"); Destination and CurrencyCode are
-// optional (the settlement number and its currency).
+// decimal string sent as a JSON number ("2500", "1000.50"). CurrencyCode is optional: it chooses
+// the payout's currency, and so the settlement number it goes to, for a business with one per
+// currency (empty: the currency of the business's settlement number). Destination is optional:
+// when set it must be that settlement number.
 type PayoutRequest struct {
 	Amount       json.Number `json:"amount"`
 	Destination  string      `json:"destination,omitempty"`
