@@ -154,6 +154,18 @@ func dev(ctx context.Context, assets, stateDir string, opts managerOptions, api 
 	if err := opts.validateWorkers(); err != nil {
 		return err
 	}
+	// The fakes of pawaPay and Daraja carry the provider-backed demo gateways (dev_providers.go).
+	// Their callbacks go to the apiserver on this machine; the manager sends Daraja the callback
+	// URLs unless --daraja-callback-url or --provider-callback-url says otherwise.
+	localAPI := devLocalURL(api.addr)
+	if opts.darajaCallbackURL() == "" {
+		opts.darajaURL = localAPI + devDarajaCallbackPath
+	}
+	fakes, err := startDevFakes(ctrl.Log.WithName("fakes"), localAPI+devPawapayCallbackPath, opts.darajaCallbackURL())
+	if err != nil {
+		return err
+	}
+	defer fakes.Close()
 	mgr, err := newManager(cp.Config, opts, store)
 	if err != nil {
 		return err
@@ -178,7 +190,14 @@ func dev(ctx context.Context, assets, stateDir string, opts managerOptions, api 
 	if err := controlplane.Apply(ctx, c, "paygate-dev", samples...); err != nil {
 		return fmt.Errorf("applying the demo configuration: %w", err)
 	}
+	if err := applyProviderDemo(ctx, c, fakes.Demo); err != nil {
+		return fmt.Errorf("applying the provider-backed demo gateways: %w", err)
+	}
 	merchants, err := waitForMerchantsReady(ctx, c, 2*time.Minute)
+	if err != nil {
+		return err
+	}
+	providerGateways, err := waitForProviderGateways(ctx, c, time.Minute, devPawapayGateway, devDarajaGateway)
 	if err != nil {
 		return err
 	}
@@ -198,6 +217,8 @@ func dev(ctx context.Context, assets, stateDir string, opts managerOptions, api 
 		return err
 	}
 	printWelcome(kubeconfig, credsFile, baseURL, merchants, simulated)
+	printProviderGateways(fakes.Demo, providerGateways)
+	fmt.Println("\nPress Ctrl-C to stop everything.")
 	defer func() { retErr = errors.Join(retErr, <-apiDone) }()
 
 	select {
@@ -342,7 +363,6 @@ Demo merchants:
 			"SIMULATED_PRODUCTION) through the demo gateways %s only (simulation: SandboxAndProduction).\n",
 			strings.Join(simulated, ", "))
 	}
-	fmt.Println("\nPress Ctrl-C to stop everything.")
 }
 
 // startDevAPIServer serves the merchant API against the local control plane, with a checkout key
