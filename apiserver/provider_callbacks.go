@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/metrics"
+	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/provider"
 )
 
@@ -217,6 +219,14 @@ func (s *Server) darajaCallback(w http.ResponseWriter, r *http.Request) {
 		writeError(w, unknownCallback)
 		return
 	}
+	if reference == provider.DarajaBalanceReference {
+		if apiErr := s.darajaBalanceResult(gw, kind, body); apiErr != nil {
+			writeError(w, apiErr)
+			return
+		}
+		callbackReceived(w)
+		return
+	}
 	o, apiErr := s.findCallbackObject(ctx, reference)
 	if apiErr == nil && string(o.gateway) != gw.Name {
 		apiErr = unknownCallback
@@ -294,6 +304,41 @@ func (s *Server) darajaB2CResult(ctx context.Context, o callbackObject, referenc
 		return apiErr
 	}
 	s.opts.Log.Info("Daraja result", "reference", reference, "status", res.Result.Status, "kind", kind)
+	return nil
+}
+
+// darajaBalanceResult exports the balances of an Account Balance result posted to the gateway's
+// balance result URL as paygate_provider_account_balance (docs/operations.md). A queue time-out
+// notice changes nothing: the gateway controller asks again with its next check.
+func (s *Server) darajaBalanceResult(gw *paygatev1.Gateway, kind string, body []byte) *APIError {
+	if kind == provider.DarajaCallbackTimeout {
+		return nil
+	}
+	if kind != provider.DarajaCallbackResult {
+		return unknownCallback
+	}
+	res, err := provider.ParseResult(body)
+	if err != nil {
+		return &APIError{Status: http.StatusBadRequest, Label: LabelBadRequest, Message: "The callback is not a Daraja result."}
+	}
+	if res.Result.Status != provider.StatusSuccess {
+		s.opts.Log.Info("Daraja answered the account balance query with a failure", "gateway", gw.Name, "code", res.ResultCode)
+		return nil
+	}
+	accounts, err := res.Balances()
+	if err != nil {
+		return &APIError{Status: http.StatusBadRequest, Label: LabelBadRequest, Message: "The account balance result cannot be read."}
+	}
+	balances := make(map[metrics.Account]money.Amount, len(accounts))
+	for _, a := range accounts {
+		v, err := money.ParseAmount(a.Available)
+		if err != nil {
+			s.opts.Log.Info("A Daraja account balance is not a non-negative decimal; left out", "gateway", gw.Name, "account", a.Name)
+			continue
+		}
+		balances[metrics.Account{Name: a.Name, Currency: a.Currency}] = v
+	}
+	metrics.SetAccountBalances(gw.Name, balances)
 	return nil
 }
 

@@ -113,6 +113,7 @@ func (r *GatewayReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	}
 	r.checkProvider(ctx, gw)
 	r.readWallets(ctx, gw)
+	r.requestAccountBalance(ctx, gw)
 	after := r.RecheckAfter
 	if after <= 0 {
 		after = DefaultProviderRecheck
@@ -166,27 +167,11 @@ type GatewayWallets interface {
 	GatewayWalletBalances(ctx context.Context, gw *paygatev1.Gateway) (map[string]string, error)
 }
 
-// walletsOf is the wallet reader of a gateway checker: a provider.Registry's pawaPay adapters (the
-// ones its check uses), or the checker itself if it reads wallets; nil otherwise.
+// walletsOf is the wallet reader of a gateway checker (a provider.Registry reads with its
+// pawaPay adapters); nil when it reads none.
 func walletsOf(c GatewayProviderChecker) GatewayWallets {
-	if r, ok := c.(*provider.Registry); ok {
-		if r.Gateways == nil {
-			return nil
-		}
-		return registryWallets{r.Gateways}
-	}
 	w, _ := c.(GatewayWallets)
 	return w
-}
-
-type registryWallets struct{ g *provider.Gateways }
-
-func (w registryWallets) GatewayWalletBalances(ctx context.Context, gw *paygatev1.Gateway) (map[string]string, error) {
-	p, err := w.g.Pawapay(ctx, gw)
-	if err != nil {
-		return nil, err
-	}
-	return p.WalletBalances(ctx)
 }
 
 // readWallets exports the balances of a pawapay gateway's pawaPay wallets as
@@ -230,6 +215,28 @@ func (r *GatewayReconciler) readWallets(ctx context.Context, gw *paygatev1.Gatew
 		balances[metrics.Wallet{Currency: currency, Provider: prov}] = a
 	}
 	metrics.SetWalletBalances(gw.Name, balances)
+}
+
+// AccountBalanceRequester asks a daraja gateway's M-Pesa organisation for its account balances;
+// they arrive at the apiserver, which exports paygate_provider_account_balance.
+type AccountBalanceRequester interface {
+	RequestAccountBalance(ctx context.Context, gw *paygatev1.Gateway) error
+}
+
+// requestAccountBalance asks Daraja for the balances of a daraja gateway whose check passed
+// (https://developer.safaricom.co.ke/apis/AccountBalance). Informational like the wallets: a
+// failure is logged and keeps the gateway in service, and a gateway without an initiator (no B2C)
+// is not asked.
+func (r *GatewayReconciler) requestAccountBalance(ctx context.Context, gw *paygatev1.Gateway) {
+	req, ok := r.Checker.(AccountBalanceRequester)
+	if !ok || gw.Spec.Provider != paygatev1.ProviderDaraja ||
+		!meta.IsStatusConditionTrue(gw.Status.Conditions, paygatev1.ConditionProviderReady) {
+		return
+	}
+	if err := req.RequestAccountBalance(ctx, gw); err != nil && !errors.Is(err, provider.ErrDarajaNotConfigured) {
+		ctrl.LoggerFrom(ctx).Info("Asking Daraja for the account balances failed; the gateway stays in service",
+			"gateway", gw.Name, "error", err.Error())
+	}
 }
 
 func ptrDecimal(s string) *paygatev1.Decimal {

@@ -10,7 +10,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
-	"github.com/paygate/paygate/internal/provider"
 )
 
 // PredictTimeout bounds pawaPay's provider prediction: the push waits for it, and without an
@@ -23,33 +22,11 @@ type ProviderPredictor interface {
 	PredictGatewayProvider(ctx context.Context, gw *paygatev1.Gateway, phone string) (string, error)
 }
 
-// predictorOf is the predictor of a manager's providers: a provider.Registry's pawaPay adapters, or
-// the providers themselves if they predict; nil otherwise (no prediction, the order decides).
+// predictorOf is the predictor of a manager's providers (a provider.Registry predicts with its
+// pawaPay adapters); nil when they do not predict (the order decides).
 func predictorOf(p Providers) ProviderPredictor {
-	if r, ok := p.(*provider.Registry); ok {
-		if r.Gateways == nil {
-			return nil
-		}
-		return registryPredictor{r.Gateways}
-	}
 	pp, _ := p.(ProviderPredictor)
 	return pp
-}
-
-type registryPredictor struct{ g *provider.Gateways }
-
-// PredictGatewayProvider asks POST /v2/predict-provider with gw's account (Pawapay.PredictProvider).
-// https://docs.pawapay.io/v2/api-reference/toolkit/predict-provider
-func (r registryPredictor) PredictGatewayProvider(ctx context.Context, gw *paygatev1.Gateway, phone string) (string, error) {
-	p, err := r.g.Pawapay(ctx, gw)
-	if err != nil {
-		return "", err
-	}
-	pred, err := p.PredictProvider(ctx, phone)
-	if err != nil {
-		return "", err
-	}
-	return pred.Provider, nil
 }
 
 // predictedGateway picks the gateway of a push without a requested gateway from those in service,

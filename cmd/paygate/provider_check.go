@@ -74,7 +74,7 @@ func checkGatewayProvider(ctx context.Context, c client.Reader, name string, std
 			name, gw.Spec.Provider)
 		return 1
 	}
-	res, err := (&provider.Gateways{Reader: c}).Check(ctx, gw)
+	res, err := (&provider.Gateways{Reader: c, ReceiveOnly: true}).Check(ctx, gw)
 	if err != nil {
 		var ge *provider.GatewayError
 		if errors.As(err, &ge) {

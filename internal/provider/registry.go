@@ -36,12 +36,62 @@ type Registry struct {
 // whose baseURL is the provider's sandbox: no money would move.
 var ErrProviderSandboxOnly = errors.New("the gateway's baseURL is its provider's sandbox, which serves sandbox payments only")
 
+// errNoGateways: the registry builds no pawapay or daraja adapter.
+var errNoGateways = &GatewayError{Reason: ReasonProviderConfig, Message: "the manager has no pawapay or daraja provider configured"}
+
 // CheckGateway makes a harmless live call to a pawapay or daraja gateway's provider (Gateways.Check).
 func (r *Registry) CheckGateway(ctx context.Context, gw *paygatev1.Gateway) (GatewayCheck, error) {
 	if r.Gateways == nil {
-		return GatewayCheck{}, &GatewayError{Reason: ReasonProviderConfig, Message: "the manager has no pawapay or daraja provider configured"}
+		return GatewayCheck{}, errNoGateways
 	}
 	return r.Gateways.Check(ctx, gw)
+}
+
+// PredictGatewayProvider asks pawaPay, with a pawapay gateway's account, which provider (mobile
+// network) phone belongs to (Pawapay.PredictProvider): its code, e.g. VODACOM_TZA.
+// https://docs.pawapay.io/v2/api-reference/toolkit/predict-provider
+func (r *Registry) PredictGatewayProvider(ctx context.Context, gw *paygatev1.Gateway, phone string) (string, error) {
+	if r.Gateways == nil {
+		return "", errNoGateways
+	}
+	p, err := r.Gateways.Pawapay(ctx, gw)
+	if err != nil {
+		return "", err
+	}
+	pred, err := p.PredictProvider(ctx, phone)
+	if err != nil {
+		return "", err
+	}
+	return pred.Provider, nil
+}
+
+// GatewayWalletBalances reads the wallet balances of a pawapay gateway's pawaPay account
+// (Pawapay.WalletBalances).
+func (r *Registry) GatewayWalletBalances(ctx context.Context, gw *paygatev1.Gateway) (map[string]string, error) {
+	if r.Gateways == nil {
+		return nil, errNoGateways
+	}
+	p, err := r.Gateways.Pawapay(ctx, gw)
+	if err != nil {
+		return nil, err
+	}
+	return p.WalletBalances(ctx)
+}
+
+// RequestAccountBalance asks Daraja for a daraja gateway's M-Pesa account balances
+// (Daraja.AccountBalance). The answer is only an acknowledgement: the balances arrive at the
+// gateway's balance result URL, where the apiserver exports them. A gateway without an initiator
+// (no B2C) cannot ask: ErrDarajaNotConfigured.
+func (r *Registry) RequestAccountBalance(ctx context.Context, gw *paygatev1.Gateway) error {
+	if r.Gateways == nil {
+		return errNoGateways
+	}
+	d, err := r.Gateways.Daraja(ctx, gw)
+	if err != nil {
+		return err
+	}
+	_, err = d.AccountBalance(ctx)
+	return err
 }
 
 // gateway returns the adapter of a pawapay or daraja gateway, instrumented under its kind.

@@ -14,12 +14,14 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/pkg/paygate"
@@ -266,7 +268,7 @@ var _ = Describe("Production payments through pawaPay", func() {
 // darajaFixture starts a fake of Safaricom's Daraja API and a KES gateway carried by it (M-Pesa
 // Express to the sandbox pay bill), with its credentials in a labelled Secret, and waits for the
 // gateway controller to find it usable.
-func darajaFixture(ns string, mods ...func(*paygatev1.Gateway)) *fakedaraja.Server {
+func darajaFixture(ns string, mods ...func(*paygatev1.Gateway)) (*fakedaraja.Server, *paygatev1.Gateway) {
 	fake := fakedaraja.New(GinkgoTB(), fakedaraja.Options{})
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "daraja", Labels: map[string]string{paygatev1.LabelCredential: provider.CredentialKindDaraja}},
@@ -287,7 +289,7 @@ func darajaFixture(ns string, mods ...func(*paygatev1.Gateway)) *fakedaraja.Serv
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(gw), gw)).To(Succeed())
 		g.Expect(meta.IsStatusConditionTrue(gw.Status.Conditions, paygatev1.ConditionProviderReady)).To(BeTrue())
 	}).Should(Succeed())
-	return fake
+	return fake, gw
 }
 
 // sellingInKES makes a merchant sell in KES, with an active KES wallet.
@@ -299,7 +301,7 @@ func sellingInKES(m *paygatev1.Merchant) {
 var _ = Describe("Production payments through M-Pesa Daraja", func() {
 	It("collects a push payment as one STK push, settled by querying its CheckoutRequestID", func() {
 		ns := newNamespace()
-		fake := darajaFixture(ns)
+		fake, _ := darajaFixture(ns)
 		duka := createMerchant(ns, "duka", sellingInKES)
 		created, err := duka.production.CreatePayment(ctx, paygate.CreatePaymentRequest{
 			PaymentAmount: "1500", CurrencyCode: "KES", RefTrx: "daraja-1", PaymentMode: "push", CustomerPhone: "0708374149",
@@ -315,7 +317,7 @@ var _ = Describe("Production payments through M-Pesa Daraja", func() {
 
 	It("refuses a KES amount with cents before anything reaches M-Pesa", func() {
 		ns := newNamespace()
-		fake := darajaFixture(ns)
+		fake, _ := darajaFixture(ns)
 		duka := createMerchant(ns, "duka", sellingInKES)
 		_, err := duka.production.CreatePayment(ctx, paygate.CreatePaymentRequest{
 			PaymentAmount: "1500.50", CurrencyCode: "KES", RefTrx: "daraja-cents", PaymentMode: "push", CustomerPhone: "0708374149",
@@ -329,7 +331,7 @@ var _ = Describe("Production payments through M-Pesa Daraja", func() {
 
 	It("settles a push whose answer was lost from its callback, confirmed by M-Pesa Express Query, and never pushes it again", func() {
 		ns := newNamespace()
-		fake := darajaFixture(ns)
+		fake, _ := darajaFixture(ns)
 		duka := createMerchant(ns, "duka", sellingInKES)
 		fake.FailNext(fakedaraja.PathSTKPush, 1, fakedaraja.Fault{Kind: fakedaraja.FaultDrop, Processed: true})
 		fake.ScriptPhone("254708374150", fakedaraja.STKScript{Delivery: fakedaraja.DeliverTwice})
@@ -370,11 +372,17 @@ var _ = Describe("Production payments through M-Pesa Daraja", func() {
 
 	It("pays a payout out as one B2C payment settled by its result, fails a refused one, and charges a KES subscription", func() {
 		ns := newNamespace()
-		fake := darajaFixture(ns, func(g *paygatev1.Gateway) {
+		fake, gw := darajaFixture(ns, func(g *paygatev1.Gateway) {
 			g.Spec.Daraja.B2CShortCode = fakedaraja.SandboxB2CShortCode
 			g.Spec.Payouts = &paygatev1.PayoutSchedule{Fees: paygatev1.GatewayFees{Percent: "1", Fixed: "10"}}
 		})
 		duka := createMerchant(ns, "duka", sellingInKES, func(m *paygatev1.Merchant) { m.Spec.SettlementNumber = "+254708374149" })
+
+		By("exporting the organisation's M-Pesa account balances, which Daraja posts to the gateway's balance result URL")
+		Eventually(func() float64 {
+			return testutil.ToFloat64(metrics.ProviderAccountBalance.WithLabelValues(gw.Name, "Working Account", "KES"))
+		}).WithTimeout(30 * time.Second).Should(BeNumerically(">", 0))
+		Expect(fake.AccountBalanceCount()).To(BeNumerically(">=", 1))
 
 		By("funding the KES balance with a payment through M-Pesa Express")
 		created, err := duka.production.CreatePayment(ctx, paygate.CreatePaymentRequest{
