@@ -167,6 +167,17 @@ var _ = Describe("Gateway provider check", func() {
 		Expect(testutil.ToFloat64(metrics.ProviderWalletBalance.WithLabelValues(gw.Name, "TZS", ""))).To(Equal(1234567.89))
 	})
 
+	It("takes a Daraja gateway with a certificate that is not Safaricom's RSA certificate out of service, without showing the initiator password", func() {
+		data := darajaData("fake-consumer-key")
+		data["initiatorName"], data["initiatorPassword"] = fakedaraja.SandboxInitiatorName, "initiator-password-not-to-show"
+		data["certificate"] = "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n"
+		secret("daraja", provider.CredentialKindDaraja, data)
+		gw := check(darajaGW(dj.URL()), metav1.ConditionFalse, provider.ReasonProviderConfig)
+		Expect(serves(gw, paygatev1.EnvironmentProduction)).To(BeFalse())
+		noSecrets(gw, "initiator-password-not-to-show", "fake-consumer-secret", fakedaraja.SandboxPasskey, darajaCallback)
+		Expect(dj.TokenCount()).To(BeZero(), "a configuration the adapter refuses calls nothing")
+	})
+
 	It("reports working Daraja credentials in whole shillings, and refused ones", func() {
 		secret("daraja", provider.CredentialKindDaraja, darajaData("fake-consumer-key"))
 		gw := check(darajaGW(dj.URL()), metav1.ConditionTrue, controllers.ReasonProviderReady)
