@@ -996,7 +996,7 @@ type STKResult struct {
 }
 
 // ParseSTKCallback decodes an M-Pesa Express callback body. It does not authenticate it: the
-// receiver checks the path first (VerifyCallbackPath). Errors wrap ErrCallbackPayload.
+// receiver opens the path token first (CallbackReference). Errors wrap ErrCallbackPayload.
 func ParseSTKCallback(body []byte) (STKResult, error) {
 	if len(body) > MaxCallbackBody {
 		return STKResult{}, fmt.Errorf("%w: body larger than %d bytes", ErrCallbackPayload, MaxCallbackBody)
@@ -1059,7 +1059,7 @@ func ParseSTKCallback(body []byte) (STKResult, error) {
 // v3) with OriginatorConversationID = OriginatorConversationIDFor(req.Reference), the
 // SecurityCredential, and ResultURL / QueueTimeOutURL under the reference's callback path. The
 // acknowledgement (ResponseCode "0") is StatusPending with ProviderReference = ConversationID;
-// the result arrives at the ResultURL only (ParseResult, RecordResult). A documented validation
+// the result arrives at the ResultURL only (ParseResult; the apiserver records it). A documented validation
 // error (HTTP 400, 400.002.*) is FAILED; any other answer (including 500.002.1001 "Duplicate
 // OriginatorConversationID", which says an earlier request with it arrived) is an error.
 func (d *Daraja) Disburse(ctx context.Context, req DisbursementRequest) (Result, error) {
@@ -1337,7 +1337,7 @@ type DarajaResult struct {
 }
 
 // ParseResult decodes a result posted to a ResultURL. It does not authenticate it: the receiver
-// checks the path first (VerifyCallbackPath). Errors wrap ErrCallbackPayload.
+// opens the path token first (CallbackReference). Errors wrap ErrCallbackPayload.
 func ParseResult(body []byte) (DarajaResult, error) {
 	r, err := darajaParseEnvelope(body)
 	if err != nil {
