@@ -90,27 +90,30 @@ type simCrash struct{}
 
 // ctrlWorld is one seed's world.
 type ctrlWorld struct {
-	rng       *rand.Rand
-	clock     *testingclock.FakeClock
-	api       client.WithWatch // the API server
-	cache     *laggingCache
-	prov      *simProvider
-	dedup     bool
-	payments  []string
-	payouts   []string
-	looked    map[string]lookedVerdict // payout → what the operator saw
-	sub       *paygatev1.Subscription  // the subscription billed in this world, if any
-	window    billing.Window           // its plan's charging window
-	charges   map[string]bool          // charge payments seen
-	first     string                   // the subscription's first charge (sent at once, whatever the hour)
-	endedAt   map[string]time.Time
-	crashNext int // crash at the n-th write or failpoint from now (0: none)
-	dead      bool
-	steps     int
-	faults    int
-	checks    int
-	violation string
-	log       []string
+	rng   *rand.Rand
+	clock *testingclock.FakeClock
+	api   client.WithWatch // the API server
+	cache *laggingCache
+	prov  *simProvider
+	dedup bool
+	// byCallback: the provider has no status query (Daraja's B2C, or an M-Pesa Express push whose
+	// acceptance was lost): its answers are what the apiserver recorded from its callbacks.
+	byCallback bool
+	payments   []string
+	payouts    []string
+	looked     map[string]lookedVerdict // payout → what the operator saw
+	sub        *paygatev1.Subscription  // the subscription billed in this world, if any
+	window     billing.Window           // its plan's charging window
+	charges    map[string]bool          // charge payments seen
+	first      string                   // the subscription's first charge (sent at once, whatever the hour)
+	endedAt    map[string]time.Time
+	crashNext  int // crash at the n-th write or failpoint from now (0: none)
+	dead       bool
+	steps      int
+	faults     int
+	checks     int
+	violation  string
+	log        []string
 }
 
 type lookedVerdict struct {
@@ -139,7 +142,8 @@ func newCtrlWorld(seed uint64) *ctrlWorld {
 		w.clock.SetTime(time.Date(2026, 11, 27, 16, 30+rng.IntN(29), 0, 0, time.UTC))
 		w.subscribe()
 	}
-	w.logf("seed %d: dedup=%v subscription=%v", seed, w.dedup, w.sub != nil)
+	w.byCallback = !w.dedup && rng.IntN(2) == 0
+	w.logf("seed %d: dedup=%v byCallback=%v subscription=%v", seed, w.dedup, w.byCallback, w.sub != nil)
 	return w
 }
 
@@ -384,6 +388,10 @@ func (w *ctrlWorld) liveReader() client.Reader {
 }
 
 func (w *ctrlWorld) callback() {
+	if w.byCallback {
+		w.recordResult()
+		return
+	}
 	if len(w.payments) == 0 {
 		return
 	}
@@ -399,6 +407,66 @@ func (w *ctrlWorld) callback() {
 	if err := w.api.Update(context.Background(), p); err == nil {
 		w.cache.record(p)
 		w.logf("callback for %s", name)
+	}
+}
+
+// recordResult is the apiserver receiving a provider's callback for a payment's or a payout's
+// attempt and recording its confirmed answer (paygatev1.AnnotationProviderResult), as its
+// callback routes do: only what the provider says at that moment (SUCCESS once the money moved,
+// FAILED once it failed, else PENDING, or AMBIGUOUS for a queue time-out), sometimes about an
+// older attempt, never replacing a final answer with one that is not, never on an object that
+// ended unless a failed one hears of success.
+func (w *ctrlWorld) recordResult() {
+	ctx := context.Background()
+	var obj client.Object
+	var ref string
+	var failed, terminal bool
+	if i := w.rng.IntN(len(w.payments) + len(w.payouts) + 1); i < len(w.payments) {
+		p := &paygatev1.Payment{}
+		if w.api.Get(ctx, client.ObjectKey{Namespace: "shop", Name: w.payments[i]}, p) != nil || p.LatestAttempt() == nil {
+			return
+		}
+		obj, ref, failed, terminal = p, p.Status.Attempts[w.rng.IntN(len(p.Status.Attempts))].Reference, p.Status.Phase == paygatev1.PaymentFailed, p.Terminal()
+	} else if i < len(w.payments)+len(w.payouts) {
+		p := &paygatev1.Payout{}
+		if w.api.Get(ctx, client.ObjectKey{Namespace: "shop", Name: w.payouts[i-len(w.payments)]}, p) != nil || p.Status.Attempt == nil {
+			return
+		}
+		obj, ref, failed, terminal = p, p.Status.Attempt.Reference, p.Status.Phase == paygatev1.PayoutFailed, p.Terminal()
+	} else {
+		return
+	}
+	op := w.prov.ops[ref]
+	if op == nil {
+		return // nothing reached the provider: no callback
+	}
+	now := w.clock.Now()
+	status := "PENDING"
+	switch {
+	case op.moved(now):
+		status = "SUCCESS"
+	case op.final == provider.StatusFailed && !now.Before(op.settleAt):
+		status = "FAILED INSUFFICIENT_FUNDS"
+	case w.rng.IntN(3) == 0:
+		status = "AMBIGUOUS"
+	}
+	if terminal && !(failed && status == "SUCCESS") {
+		return
+	}
+	ann := obj.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	if r, st, _, ok := paygatev1.ParseProviderResult(ann[paygatev1.AnnotationProviderResult]); ok && r == ref &&
+		provider.Status(st).Terminal() && !provider.Status(strings.Fields(status)[0]).Terminal() {
+		return
+	}
+	ann[paygatev1.AnnotationProviderResult] = ref + " " + status
+	ann[paygatev1.AnnotationProviderCallback] = fmt.Sprintf("%s %d", strings.Fields(status)[0], w.steps)
+	obj.SetAnnotations(ann)
+	if err := w.api.Update(ctx, obj); err == nil {
+		w.cache.record(obj)
+		w.logf("callback for %s recorded: %s", ref, status)
 	}
 }
 
@@ -683,6 +751,9 @@ func (p *simProvider) status(ref string) (provider.Result, error) {
 	now := w.clock.Now()
 	if now.Before(p.outageUntil) {
 		return provider.Result{}, errors.New("connection refused")
+	}
+	if w.byCallback {
+		return provider.Result{}, fmt.Errorf("%w: the simulated provider has no status query", provider.ErrAnswersByCallback)
 	}
 	op := p.ops[ref]
 	if op == nil || op.forgotten || now.Before(op.visibleAt) {
