@@ -8,7 +8,8 @@
 // values.schema.json must refuse misspelt or mistyped values. With the history archive on (a
 // value set's archive.enabled, or config/default with the config/archive component), both
 // Deployments must carry its flags, Secret volume and mount; with it off, none of them
-// (archive_test.go).
+// (archive_test.go). No Ingress routes the upstream provider's callback route; pawaPay's and
+// Daraja's only when asked (callbacks_test.go).
 //
 // The helm binary comes from bin/ (`make helm`, a dependency of `make test`), or $HELM. Without
 // it the tests are skipped, except in CI (CI=true), where they fail.
@@ -81,6 +82,9 @@ func TestValuesSchemaRefusesTypos(t *testing.T) {
 		{name: "outside its enum", values: "image:\n  pullPolicy: Sometimes\n", want: "pullPolicy"},
 		{name: "port out of range", values: "metrics:\n  port: 70000\n", want: "port"},
 		{name: "not a URL", values: "apiserver:\n  publicURL: pay.example.com\n", want: "publicURL"},
+		{name: "daraja callback URL not https", set: []string{"darajaCallbackURL=http://pay.example.com/internal/provider/callbacks/daraja"}, want: "darajaCallbackURL"},
+		{name: "provider callbacks not a boolean", values: "apiserver:\n  ingress:\n    providerCallbacks: pawapay\n", want: "providerCallbacks"},
+		{name: "misspelt provider callback annotations", values: "apiserver:\n  ingress:\n    providerCallbacksAnnotations: {}\n", want: "providerCallbacksAnnotations"},
 		{name: "existing service account without a name", values: "serviceAccount:\n  create: false\n", want: "name"},
 		{name: "misspelt archive key", values: "archive:\n  retention:\n    paymnts: 24h\n", want: "paymnts"},
 		{name: "misspelt archive key in a --set", set: []string{"archive.existingSecrett.name=db"}, want: "existingSecrett"},

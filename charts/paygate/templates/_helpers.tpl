@@ -83,6 +83,52 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
+{{/*
+An Ingress to the apiserver Service (apiserver-ingress.yaml): root, name, annotations and paths, a
+list of {path, pathType}, for every host of apiserver.ingress (or one rule without a host).
+*/}}
+{{- define "paygate.apiserverIngress" -}}
+{{- $root := .root }}
+{{- $ing := $root.Values.apiserver.ingress }}
+{{- $svc := include "paygate.apiserverName" $root }}
+{{- $port := $root.Values.apiserver.service.port }}
+{{- $paths := .paths }}
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: {{ .name }}
+  namespace: {{ $root.Release.Namespace }}
+  labels:
+    {{- include "paygate.apiserverLabels" $root | nindent 4 }}
+  {{- with .annotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+spec:
+  {{- with $ing.className }}
+  ingressClassName: {{ . }}
+  {{- end }}
+  {{- with $ing.tls }}
+  tls:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  rules:
+  {{- range (default (list "") $ing.hosts) }}
+  - {{ with . }}host: {{ . | quote }}
+    {{ end }}http:
+      paths:
+      {{- range $paths }}
+      - path: {{ .path }}
+        pathType: {{ .pathType }}
+        backend:
+          service:
+            name: {{ $svc }}
+            port:
+              number: {{ $port }}
+      {{- end }}
+  {{- end }}
+{{- end }}
+
 {{- define "paygate.apiserverSelectorLabels" -}}
 app.kubernetes.io/name: {{ include "paygate.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
