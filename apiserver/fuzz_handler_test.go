@@ -158,6 +158,10 @@ func FuzzServeHTTP(f *testing.F) {
 		{"POST", "/checkout/{pending}/pay", "Content-Type: application/x-www-form-urlencoded", "gateway=tz-mpesa&phone=0712345678", 7 | 1<<5},
 		{"GET", "/checkout/{pending}/status?expires=1&signature=00", "", "", 7},
 		{"POST", "/internal/provider/callbacks", "X-Provider-Signature: 00\nX-Provider-Timestamp: 1", `{"reference":"shop.x.1"}`, 7},
+		{"POST", "/internal/provider/callbacks/pawapay", "Content-Type: application/json", `{"depositId":"2b1f6f0e-7d6a-4c1b-9d7e-0b9a3e1c5f21","status":"COMPLETED","clientReferenceId":"shop.x.1"}`, 7},
+		{"POST", "/internal/provider/callbacks/pawapay", "Signature-Input: sig=(\"@method\");alg=\"ecdsa-p256-sha256\"\nSignature: sig=:AAAA:", `{"payoutId":"2b1f6f0e-7d6a-4c1b-9d7e-0b9a3e1c5f21","status":"FAILED","clientReferenceId":"shop.po"}`, 7},
+		{"POST", "/internal/provider/callbacks/daraja/mpesa-tz/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "", `{"Body":{"stkCallback":{"CheckoutRequestID":"ws_CO_1","ResultCode":0}}}`, 7},
+		{"POST", "/internal/provider/callbacks/daraja/mpesa-tz/AAAA/result", "", `{"Result":{"ResultCode":0,"OriginatorConversationID":"shop.po"}}`, 7},
 		{"GET", "/healthz", "", "", 7},
 		{"GET", "http://pay.example.com/api/v1/payments/{settled}?x=1", "", "", 0},
 	} {
