@@ -30,18 +30,22 @@ import (
 //     which asks pawaPay for the status (GET /v2/deposits/{depositId}) before anything changes.
 //   - Daraja: nothing is signed, so the URL is the credential: each attempt's path carries its
 //     reference sealed with the gateway's callback secret (provider.Daraja.CallbackReference). An
-//     M-Pesa Express callback is confirmed by M-Pesa Express Query with its CheckoutRequestID
-//     before its answer is recorded on the payment (paygatev1.AnnotationProviderResult); a B2C
-//     result, which has no synchronous query, is recorded as it arrived at the payout's own
-//     result URL.
+//     M-Pesa Express callback wakes the controller and, for a push whose acceptance was lost,
+//     gives it the CheckoutRequestID (paygatev1.AnnotationProviderReference): the controller
+//     confirms by M-Pesa Express Query before anything changes. A B2C result, which has no
+//     synchronous query, is recorded as it arrived at the payout's own result URL
+//     (paygatev1.AnnotationProviderResult).
+//
+// The apiserver never asks Daraja anything: a Daraja access token is one per app ("each request
+// invalidates the previous token", Authorization page), and the manager holds it.
 
 // unknownCallback is the answer to a callback that names nothing Paygate sent: the same for a bad
 // token, another gateway's token and a reference that does not exist, so the route tells a
 // prober nothing.
 var unknownCallback = &APIError{Status: http.StatusNotFound, Label: LabelNotFound, Message: "Unknown callback."}
 
-// callbackProviderDown: the confirming query or the provider's keys could not be read; the
-// provider may post again, and the controller asks by itself where it can.
+// callbackProviderDown: the object could not be read or written, or pawaPay's keys could not be
+// read; the provider may post again, and the controller asks by itself where it can.
 var callbackProviderDown = &APIError{Status: http.StatusServiceUnavailable, Label: LabelServiceUnavailable,
 	Message: "The callback could not be confirmed with the provider now; it was not applied."}
 
@@ -130,12 +134,13 @@ func (s *Server) providerGateway(ctx context.Context, code string, kind paygatev
 }
 
 // wakeOrRecord writes what a callback says onto its object: AnnotationProviderCallback, which
-// wakes the controller (a hint: the controller asks the provider), and, when result is given,
-// AnnotationProviderResult for the attempt (an answer confirmed here, for a provider the
-// controller cannot ask). It writes only to an object still under way, or to a failed one when
-// the provider says success (money that arrived late, for the controller to report). A recorded
-// final result is never replaced by one that is not final.
-func (s *Server) wakeOrRecord(ctx context.Context, o callbackObject, reference string, status provider.Status, result *provider.Result) *APIError {
+// wakes the controller (a hint: the controller asks the provider); when providerRef is given,
+// AnnotationProviderReference (the provider's id for an attempt that has none, for the controller
+// to ask with); and, when result is given, AnnotationProviderResult for the attempt (the answer of
+// a provider the controller cannot ask). It writes only to an object still under way, or to a
+// failed one when the provider says success (money that arrived late, for the controller to
+// report). A recorded final result is never replaced by one that is not final.
+func (s *Server) wakeOrRecord(ctx context.Context, o callbackObject, reference string, status provider.Status, providerRef string, result *provider.Result) *APIError {
 	terminal, failed := o.ended()
 	if terminal && !(failed && status == provider.StatusSuccess) {
 		return nil
@@ -147,6 +152,9 @@ func (s *Server) wakeOrRecord(ctx context.Context, o callbackObject, reference s
 		ann = map[string]string{}
 	}
 	ann[paygatev1.AnnotationProviderCallback] = string(status) + " " + s.opts.Clock.Now().UTC().Format(time.RFC3339Nano)
+	if providerRef != "" {
+		ann[paygatev1.AnnotationProviderReference] = reference + " " + providerRef
+	}
 	if result != nil {
 		prevRef, prevStatus, _, ok := paygatev1.ParseProviderResult(ann[paygatev1.AnnotationProviderResult])
 		prevFinal := ok && prevRef == reference && provider.Status(prevStatus).Terminal()
@@ -237,7 +245,7 @@ func (s *Server) darajaCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case kind == "" && o.payment != nil:
-		apiErr = s.darajaSTKCallback(ctx, d, o, reference, body)
+		apiErr = s.darajaSTKCallback(ctx, o, reference, body)
 	case kind != "" && o.payout != nil:
 		apiErr = s.darajaB2CResult(ctx, o, reference, kind, body)
 	default:
@@ -250,36 +258,44 @@ func (s *Server) darajaCallback(w http.ResponseWriter, r *http.Request) {
 	callbackReceived(w)
 }
 
-// darajaSTKCallback confirms an M-Pesa Express callback by M-Pesa Express Query with its
-// CheckoutRequestID (https://developer.safaricom.co.ke/apis/MpesaExpressQuery) and records the
-// query's answer for the attempt.
-func (s *Server) darajaSTKCallback(ctx context.Context, d *provider.Daraja, o callbackObject, reference string, body []byte) *APIError {
+// darajaSTKCallback takes an M-Pesa Express callback
+// (https://developer.safaricom.co.ke/apis/MpesaExpressSimulate, "Callback"). Its
+// CheckoutRequestID must be the attempt's when the acceptance stored one; when it did not (the
+// push's answer was lost), the CheckoutRequestID is recorded for the controller, which confirms
+// the outcome by M-Pesa Express Query (https://developer.safaricom.co.ke/apis/MpesaExpressQuery).
+func (s *Server) darajaSTKCallback(ctx context.Context, o callbackObject, reference string, body []byte) *APIError {
 	cb, err := provider.ParseSTKCallback(body)
-	if err != nil {
+	if err != nil || !darajaID(cb.CheckoutRequestID) {
 		return &APIError{Status: http.StatusBadRequest, Label: LabelBadRequest, Message: "The callback is not an M-Pesa Express result."}
 	}
-	if o.providerReference != "" && cb.CheckoutRequestID != o.providerReference {
+	learnt := ""
+	switch o.providerReference {
+	case "":
+		learnt = cb.CheckoutRequestID
+	case cb.CheckoutRequestID:
+	default:
 		s.opts.Log.Info("M-Pesa Express callback about another CheckoutRequestID than the attempt's", "reference", reference)
 		return unknownCallback
 	}
-	res, err := d.QuerySTK(ctx, cb.CheckoutRequestID)
-	if err != nil {
-		s.opts.Log.Error(err, "Confirming an M-Pesa Express callback", "reference", reference)
-		return callbackProviderDown
-	}
-	if res.Status != cb.Result.Status {
-		s.opts.Log.Info("M-Pesa Express Query does not confirm the callback; its answer is recorded",
-			"reference", reference, "callback", cb.Result.Status, "query", res.Status)
-	}
-	var recorded *provider.Result
-	if res.Status.Terminal() {
-		recorded = &res
-	}
-	if apiErr := s.wakeOrRecord(ctx, o, reference, res.Status, recorded); apiErr != nil {
+	if apiErr := s.wakeOrRecord(ctx, o, reference, cb.Result.Status, learnt, nil); apiErr != nil {
 		return apiErr
 	}
-	s.opts.Log.Info("Daraja callback", "reference", reference, "status", res.Status)
+	s.opts.Log.Info("Daraja callback", "reference", reference, "status", cb.Result.Status)
 	return nil
+}
+
+// darajaID reports whether id can be a Daraja id (a CheckoutRequestID): one token of at most 64
+// printable characters, so that it fits AnnotationProviderReference.
+func darajaID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if c <= ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // darajaB2CResult records a B2C result, or a queue time-out notice (AMBIGUOUS), that arrived at
@@ -300,7 +316,7 @@ func (s *Server) darajaB2CResult(ctx context.Context, o callbackObject, referenc
 		s.opts.Log.Info("Daraja result about another request than the payout's", "reference", reference)
 		return unknownCallback
 	}
-	if apiErr := s.wakeOrRecord(ctx, o, reference, res.Result.Status, &res.Result); apiErr != nil {
+	if apiErr := s.wakeOrRecord(ctx, o, reference, res.Result.Status, "", &res.Result); apiErr != nil {
 		return apiErr
 	}
 	s.opts.Log.Info("Daraja result", "reference", reference, "status", res.Result.Status, "kind", kind)
@@ -402,7 +418,7 @@ func (s *Server) pawapayCallback(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiErr)
 		return
 	}
-	if apiErr := s.wakeOrRecord(ctx, o, reference, status, nil); apiErr != nil {
+	if apiErr := s.wakeOrRecord(ctx, o, reference, status, "", nil); apiErr != nil {
 		writeError(w, apiErr)
 		return
 	}

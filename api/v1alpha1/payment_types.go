@@ -87,7 +87,8 @@ type PushRequest struct {
 	// +required
 	Phone MobileNumber `json:"phone"`
 
-	// gateway the customer chose (a code); empty lets the controller pick the first eligible.
+	// gateway the customer chose (a code); empty lets the controller pick (docs/payments.md, The
+	// gateway of a push).
 	// +optional
 	Gateway GatewayCode `json:"gateway,omitempty"`
 
@@ -248,6 +249,21 @@ const AnnotationProviderCallback = "paygate.dev/provider-callback"
 // The controller takes it as the provider's answer only for that attempt, and only where the
 // provider has no status query to confirm it (provider.ErrAnswersByCallback).
 const AnnotationProviderResult = "paygate.dev/provider-result"
+
+// AnnotationProviderReference on a Payment records the provider's own id for an attempt, learnt
+// from a verified callback ("<reference> <provider reference>", written by the apiserver): the
+// M-Pesa Express CheckoutRequestID of a push whose acceptance was lost. The controller queries the
+// provider with it, so the callback's claim is confirmed by a query before anything changes.
+const AnnotationProviderReference = "paygate.dev/provider-reference"
+
+// ParseProviderReference reads an AnnotationProviderReference value.
+func ParseProviderReference(v string) (reference, providerReference string, ok bool) {
+	fields := strings.Fields(v)
+	if len(fields) != 2 {
+		return "", "", false
+	}
+	return fields[0], fields[1], true
+}
 
 // ParseProviderResult reads an AnnotationProviderResult value.
 func ParseProviderResult(v string) (reference, status, code string, ok bool) {

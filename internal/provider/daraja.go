@@ -114,8 +114,8 @@ var (
 	// ErrNoLookupByReference: M-Pesa Express has no query by our reference, only by
 	// CheckoutRequestID, and this process did not see the push's acknowledgement. The outcome is
 	// unknown; it arrives by callback (or QuerySTK with the stored CheckoutRequestID).
-	// It wraps ErrAnswersByCallback: the apiserver confirms the callback by M-Pesa Express Query
-	// and records the answer on the payment.
+	// It wraps ErrAnswersByCallback: the push's callback tells its CheckoutRequestID (the
+	// apiserver records it on the payment), and the next status query asks with it.
 	ErrNoLookupByReference = fmt.Errorf("%w: daraja: M-Pesa Express cannot be queried by our reference and no CheckoutRequestID is known", ErrAnswersByCallback)
 	// ErrResultsByCallback: B2C results arrive only at the ResultURL; it wraps
 	// ErrAnswersByCallback.

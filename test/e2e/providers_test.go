@@ -329,7 +329,7 @@ var _ = Describe("Production payments through M-Pesa Daraja", func() {
 		Expect(fake.STKPushCount()).To(BeZero())
 	})
 
-	It("settles a push whose answer was lost from its callback, confirmed by M-Pesa Express Query, and never pushes it again", func() {
+	It("settles a push whose answer was lost by querying the CheckoutRequestID its callback told, and never pushes it again", func() {
 		ns := newNamespace()
 		fake, _ := darajaFixture(ns)
 		duka := createMerchant(ns, "duka", sellingInKES)
@@ -346,11 +346,14 @@ var _ = Describe("Production payments through M-Pesa Daraja", func() {
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 		Expect(fake.STKPushCount()).To(Equal(1), "the push whose answer was lost is never sent again")
 		Expect(fake.STKQueryCount()).To(BeNumerically(">=", 1), "the callback was confirmed by a query")
+		Expect(fake.TokenCount()).To(Equal(1), "one access token, the manager's: the apiserver never asks Daraja")
 		var p paygatev1.Payment
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: created.TrxID}, &p)).To(Succeed())
 		Expect(p.Status.Attempts).To(HaveLen(1))
 		Expect(p.Status.Attempts[0].Sends).To(Equal(int32(1)))
-		Expect(p.Annotations[paygatev1.AnnotationProviderResult]).To(Equal(p.Status.Attempts[0].Reference + " SUCCESS"))
+		Expect(p.Annotations[paygatev1.AnnotationProviderReference]).To(Equal(p.Status.Attempts[0].Reference+" "+p.Status.Attempts[0].ProviderReference),
+			"the callback told the CheckoutRequestID the acceptance lost; the controller's query with it answered")
+		Expect(p.Status.Attempts[0].ProviderReference).To(HavePrefix("ws_CO_"))
 
 		By("refusing a callback on a path whose token does not open, or on another gateway's path")
 		var cb fakedaraja.CallbackRecord
