@@ -385,11 +385,17 @@ func (d *Daraja) Capabilities() Capabilities {
 // once darajaTokenRefreshFraction of its lifetime has passed, by one caller while the others wait
 // (Authorization page: "each request invalidates the previous token", so concurrent fetches
 // would invalidate each other).
+//
+// For the same reason a new token must not be fetched while a request carrying the old one is on
+// its way: Daraja would refuse that request, and a refused push or B2C payment is not sent again.
+// Requests hold inUse for reading while they carry the token; a fetch holds it for writing, so it
+// waits for them (each bounded by the adapter's timeout) and new requests wait for it.
 type darajaTokenCache struct {
 	mu        sync.Mutex
 	token     string
 	refreshAt time.Time
 	inflight  *darajaTokenCall
+	inUse     sync.RWMutex
 }
 
 type darajaTokenCall struct {
@@ -412,8 +418,10 @@ func (d *Daraja) accessToken(ctx context.Context) (string, error) {
 		c.inflight = call
 		c.mu.Unlock()
 		// The fetch serves every waiter, so one caller's cancellation does not end it; it is
-		// bounded by the adapter's timeout.
+		// bounded by the adapter's timeout. It waits until no request carries the old token.
+		c.inUse.Lock()
 		tok, refreshAt, err := d.fetchToken(context.WithoutCancel(ctx))
+		c.inUse.Unlock()
 		c.mu.Lock()
 		if err == nil {
 			c.token, c.refreshAt = tok, refreshAt
@@ -430,6 +438,25 @@ func (d *Daraja) accessToken(ctx context.Context) (string, error) {
 		return call.token, call.err
 	case <-ctx.Done():
 		return "", fmt.Errorf("provider: daraja: waiting for an access token: %w", ctx.Err())
+	}
+}
+
+// carryToken returns the access token for one request, held so that no new token is fetched
+// (invalidating it) until release is called.
+func (d *Daraja) carryToken(ctx context.Context) (tok string, release func(), err error) {
+	c := d.tokens
+	for {
+		if tok, err = d.accessToken(ctx); err != nil {
+			return "", nil, err
+		}
+		c.inUse.RLock()
+		c.mu.Lock()
+		current := c.token == tok
+		c.mu.Unlock()
+		if current {
+			return tok, c.inUse.RUnlock, nil
+		}
+		c.inUse.RUnlock() // a fetch replaced it meanwhile: take the new one
 	}
 }
 
@@ -568,11 +595,12 @@ func (d *Daraja) post(ctx context.Context, path string, body any, idempotent boo
 		return 0, nil, fmt.Errorf("provider: daraja: encoding %s: %w", path, err)
 	}
 	for attempt := 0; ; attempt++ {
-		tok, err := d.accessToken(ctx)
+		tok, release, err := d.carryToken(ctx)
 		if err != nil {
 			return 0, nil, err
 		}
 		status, data, err := d.postOnce(ctx, path, tok, payload)
+		release()
 		if err != nil {
 			return 0, nil, err
 		}

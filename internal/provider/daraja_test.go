@@ -505,6 +505,63 @@ func TestDarajaRejectedTokenRetriesOnlyReads(t *testing.T) {
 	}
 }
 
+// holdingTransport holds every STK push request before sending it until release is closed, and
+// says on held when one is waiting.
+type holdingTransport struct {
+	held    chan struct{}
+	release chan struct{}
+}
+
+func (h *holdingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path == fakedaraja.PathSTKPush {
+		h.held <- struct{}{}
+		<-h.release
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// A refresh due while a push carries the old token waits for the push: fetching a new token
+// would make Daraja refuse the push ("each request invalidates the previous token"), and a
+// refused push is never sent again.
+func TestDarajaTokenRefreshWaitsForRequestsInFlight(t *testing.T) {
+	f := newDarajaFixture(t, fakedaraja.Options{})
+	hold := &holdingTransport{held: make(chan struct{}), release: make(chan struct{})}
+	cfg := f.cfg
+	cfg.HTTPClient = &http.Client{Transport: hold}
+	d, err := NewDaraja(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pushed := make(chan error, 1)
+	go func() {
+		_, err := d.Push(ctx, PushRequest{Reference: "in-flight", Phone: darajaTestPhone, Amount: "10", Currency: "KES"})
+		pushed <- err
+	}()
+	<-hold.held // the push carries the first token, and is not sent yet
+	f.clock.Advance(50 * time.Minute) // past the refresh point (80 % of 3599 s), before expiry
+	refreshed := make(chan error, 1)
+	go func() { _, err := d.accessToken(ctx); refreshed <- err }() // due for a refresh
+	// Without the wait the refresh is over in milliseconds; give it a bounded chance to happen.
+	deadline := time.Now().Add(300 * time.Millisecond)
+	for f.fake.TokenCount() < 2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := f.fake.TokenCount(); n != 1 {
+		t.Fatalf("tokens fetched while a push carried the first = %d, want 1", n)
+	}
+	close(hold.release)
+	if err := <-pushed; err != nil {
+		t.Fatalf("the push in flight: %v", err)
+	}
+	if err := <-refreshed; err != nil {
+		t.Fatalf("the refresh: %v", err)
+	}
+	if n, p := f.fake.TokenCount(), f.fake.STKPushCount(); n != 2 || p != 1 {
+		t.Fatalf("tokens = %d, pushes = %d; want 2 and 1", n, p)
+	}
+}
+
 func TestDarajaRateLimitAndServerErrors(t *testing.T) {
 	f := newDarajaFixture(t, fakedaraja.Options{})
 	ctx := context.Background()
