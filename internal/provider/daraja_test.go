@@ -538,7 +538,7 @@ func TestDarajaTokenRefreshWaitsForRequestsInFlight(t *testing.T) {
 		_, err := d.Push(ctx, PushRequest{Reference: "in-flight", Phone: darajaTestPhone, Amount: "10", Currency: "KES"})
 		pushed <- err
 	}()
-	<-hold.held // the push carries the first token, and is not sent yet
+	<-hold.held                       // the push carries the first token, and is not sent yet
 	f.clock.Advance(50 * time.Minute) // past the refresh point (80 % of 3599 s), before expiry
 	refreshed := make(chan error, 1)
 	go func() { _, err := d.accessToken(ctx); refreshed <- err }() // due for a refresh
