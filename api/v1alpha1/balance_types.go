@@ -41,6 +41,15 @@ type CurrencyBalance struct {
 	// +optional
 	PaidOut Decimal `json:"paidOut,omitempty"`
 
+	// refunded is the sum of the refunds that succeeded.
+	// +optional
+	Refunded Decimal `json:"refunded,omitempty"`
+
+	// refundsReserved is the sum of the refunds reserved and not yet paid or failed (reserved
+	// counts the payouts only).
+	// +optional
+	RefundsReserved Decimal `json:"refundsReserved,omitempty"`
+
 	// settledPayments counts the successful payments summed.
 	// +required
 	SettledPayments int64 `json:"settledPayments"`
@@ -59,6 +68,28 @@ type PayoutReservation struct {
 	Currency CurrencyCode `json:"currency"`
 
 	// amount reserved: the payout's amount.
+	// +required
+	Amount Decimal `json:"amount"`
+}
+
+// RefundReservation holds a refund's amount against the balance, and against its payment's
+// amount, until the refund succeeds (it then counts as refunded) or fails (it is released).
+type RefundReservation struct {
+	// refund is the Refund's name (its id).
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	Refund string `json:"refund"`
+
+	// trxID is the refunded payment.
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	TrxID string `json:"trxID"`
+
+	// currency of the amount.
+	// +required
+	Currency CurrencyCode `json:"currency"`
+
+	// amount reserved: the refund's amount.
 	// +required
 	Amount Decimal `json:"amount"`
 }
@@ -92,6 +123,15 @@ type BalanceStatus struct {
 	// +kubebuilder:validation:MaxItems=100
 	// +optional
 	PayoutReservations []PayoutReservation `json:"payoutReservations,omitempty"`
+
+	// refundReservations are the refunds whose amounts the balance holds, decided like the
+	// payouts' (the same pass, the same order, the same optimistic lock), and only while the
+	// refunds of the payment stay within its amount.
+	// +listType=map
+	// +listMapKey=refund
+	// +kubebuilder:validation:MaxItems=100
+	// +optional
+	RefundReservations []RefundReservation `json:"refundReservations,omitempty"`
 
 	// conditions: Ready is True when the balance was derived from the merchant's payments on the
 	// last pass, False (with the reason) when it could not be.
