@@ -17,8 +17,37 @@ type instrumented struct {
 	p    Provider
 }
 
-// Instrument wraps p so that its calls show in Prometheus under name (sandbox, upstream).
-func Instrument(name string, p Provider) Provider { return instrumented{name: name, p: p} }
+// Instrument wraps p so that its calls show in Prometheus under name (sandbox, upstream). The
+// wrapper refunds when p does.
+func Instrument(name string, p Provider) Provider {
+	i := instrumented{name: name, p: p}
+	if r, ok := p.(Refunder); ok {
+		return instrumentedRefunder{i, r}
+	}
+	return i
+}
+
+// instrumentedRefunder is an instrumented Refunder.
+type instrumentedRefunder struct {
+	instrumented
+	r Refunder
+}
+
+func (i instrumentedRefunder) RefundScope() RefundScope { return i.r.RefundScope() }
+
+func (i instrumentedRefunder) Refund(ctx context.Context, req RefundRequest) (Result, error) {
+	start := time.Now()
+	res, err := i.r.Refund(ctx, req)
+	i.observe("refund", start, res, err)
+	return res, err
+}
+
+func (i instrumentedRefunder) RefundStatus(ctx context.Context, req RefundRequest) (Result, error) {
+	start := time.Now()
+	res, err := i.r.RefundStatus(ctx, req)
+	i.observe("refund_status", start, res, err)
+	return res, err
+}
 
 func (i instrumented) observe(op string, start time.Time, res Result, err error) {
 	metrics.ProviderLatency.WithLabelValues(i.name, op).Observe(time.Since(start).Seconds())

@@ -129,3 +129,57 @@ type Capabilities struct {
 	// (Daraja's B2C, transaction status and reversal); status queries, where it has them, confirm.
 	ResultsByCallback bool
 }
+
+// RefundScope is what refunds a provider can make of a collection.
+type RefundScope string
+
+const (
+	// RefundsNone: the provider cannot refund; a refund is refused before anything is recorded.
+	RefundsNone RefundScope = ""
+	// RefundsFull: only the whole amount of a collection, once (Daraja's reversal).
+	RefundsFull RefundScope = "Full"
+	// RefundsPartial: any amount, in several refunds, up to the collection's amount (pawaPay,
+	// the sandbox, the upstream protocol).
+	RefundsPartial RefundScope = "Partial"
+)
+
+// RefundRequest returns money of one collection to its customer.
+type RefundRequest struct {
+	// Reference identifies the refund; the provider performs one refund per reference.
+	Reference string
+	// Payment is the reference of the push attempt that collected the money, PaymentProvider
+	// the provider's id for it (pawaPay's depositId, Daraja's CheckoutRequestID) and
+	// PaymentReceipt its receipt (the M-Pesa receipt a reversal names), where known.
+	Payment, PaymentProvider, PaymentReceipt string
+	// PaymentAmount is the collection's amount; Full reports whether Amount is all of it.
+	PaymentAmount string
+	Full          bool
+	// Phone is the customer's number the money goes back to.
+	Phone string
+	// Amount is a decimal string at the currency's scale; Currency is ISO 4217.
+	Amount, Currency string
+	Gateway          string
+	CallbackURL      string
+	// StartedAt is when the attempt was recorded (see PushRequest.StartedAt).
+	StartedAt time.Time
+	// ProviderReference is the provider's own id for the refund, once an answer gave one.
+	ProviderReference string
+}
+
+// Refunder is a Provider that can refund collections. A refund goes through the attempt engine
+// like a disbursement: written ahead, sent at most once per reference (again only where the
+// provider de-duplicates), resolved by RefundStatus.
+type Refunder interface {
+	// RefundScope says which refunds the provider makes.
+	RefundScope() RefundScope
+	Refund(ctx context.Context, req RefundRequest) (Result, error)
+	RefundStatus(ctx context.Context, req RefundRequest) (Result, error)
+}
+
+// RefundScopeOf is p's refund scope: RefundsNone when it is not a Refunder.
+func RefundScopeOf(p Provider) RefundScope {
+	if r, ok := p.(Refunder); ok {
+		return r.RefundScope()
+	}
+	return RefundsNone
+}

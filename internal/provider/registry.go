@@ -133,7 +133,7 @@ func (r *Registry) For(ctx context.Context, gw *paygatev1.Gateway, env paygatev1
 		if env != paygatev1.EnvironmentProduction || !gw.ServesEnvironment(env) {
 			return nil, fmt.Errorf("gateway %s in %s: %w", gw.Name, env, ErrProductionNotSimulated)
 		}
-		return Instrument("sandbox", simulatedProduction{r.Sandbox}), nil
+		return Instrument("sandbox", simulatedProductionRefunder{simulatedProduction{r.Sandbox}, r.Sandbox}), nil
 	}
 	if r.Upstream == nil {
 		return nil, errors.New("no upstream provider is configured")
@@ -172,4 +172,20 @@ func (s simulatedProduction) Disburse(ctx context.Context, req DisbursementReque
 
 func (s simulatedProduction) DisbursementStatus(ctx context.Context, req DisbursementRequest) (Result, error) {
 	return mark(s.p.DisbursementStatus(ctx, req))
+}
+
+// simulatedProductionRefunder is simulatedProduction of a simulator that refunds.
+type simulatedProductionRefunder struct {
+	simulatedProduction
+	r Refunder
+}
+
+func (s simulatedProductionRefunder) RefundScope() RefundScope { return s.r.RefundScope() }
+
+func (s simulatedProductionRefunder) Refund(ctx context.Context, req RefundRequest) (Result, error) {
+	return mark(s.r.Refund(ctx, req))
+}
+
+func (s simulatedProductionRefunder) RefundStatus(ctx context.Context, req RefundRequest) (Result, error) {
+	return mark(s.r.RefundStatus(ctx, req))
 }

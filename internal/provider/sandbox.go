@@ -160,6 +160,28 @@ func (s *Sandbox) DisbursementStatus(_ context.Context, req DisbursementRequest)
 	return s.outcome(req.Reference, PayoutMagic(req.RequestedAmount), req.StartedAt), nil
 }
 
+// RefundScope: the simulator refunds any amount, in several refunds (docs/sandbox.md).
+func (s *Sandbox) RefundScope() RefundScope { return RefundsPartial }
+
+// Refund simulates a refund. Its outcome is chosen by the refund's amount, with the payout
+// amounts' table (PayoutMagic): the whole part ending in 001 or 002 fails, 004 never answers, 005
+// is slow, 009 is ambiguous for a while; every other amount succeeds.
+func (s *Sandbox) Refund(_ context.Context, req RefundRequest) (Result, error) {
+	return s.start("refund", req.Reference), nil
+}
+
+// RefundStatus reports a simulated refund from the request the attempt recorded.
+func (s *Sandbox) RefundStatus(_ context.Context, req RefundRequest) (Result, error) {
+	return s.outcome(req.Reference, PayoutMagic(req.Amount), req.StartedAt), nil
+}
+
+// Refunds is how many Refund calls this simulator received for reference.
+func (s *Sandbox) Refunds(reference string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls["refund/"+reference]
+}
+
 // Pushes is how many Push calls this simulator received for reference.
 func (s *Sandbox) Pushes(reference string) int {
 	s.mu.Lock()
