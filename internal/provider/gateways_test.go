@@ -106,6 +106,9 @@ func TestRegistryPicksPawapayAndDaraja(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		inst, ok := p.(instrumented)
+		if ir, refunds := p.(instrumentedRefunder); refunds {
+			inst, ok = ir.instrumented, true
+		}
 		if !ok {
 			t.Fatalf("%s: %T is not instrumented", tc.name, p)
 		}
