@@ -183,3 +183,20 @@ func RefundScopeOf(p Provider) RefundScope {
 	}
 	return RefundsNone
 }
+
+// GatewayRefundScope is the refunds a gateway's provider makes for payments in env, read from
+// the gateway alone (no call): the simulator, pawaPay and the upstream protocol refund any amount,
+// Daraja only a whole payment (a reversal). The apiserver refuses a refund outside it before
+// anything is recorded.
+func GatewayRefundScope(gw *paygatev1.Gateway, env paygatev1.Environment) RefundScope {
+	if env == paygatev1.EnvironmentSandbox && !gw.SandboxToProvider() {
+		return RefundsPartial // the simulator
+	}
+	switch gw.Spec.Provider {
+	case paygatev1.ProviderDaraja:
+		return RefundsFull
+	case paygatev1.ProviderPawapay, paygatev1.ProviderUpstream, paygatev1.ProviderSandbox, "":
+		return RefundsPartial
+	}
+	return RefundsNone
+}
