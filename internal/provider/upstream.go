@@ -97,9 +97,9 @@ func redactUpstreamToken(s string) string {
 // Upstream is the Provider backed by an upstream mobile-money provider over HTTP. It is safe for
 // concurrent use.
 //
-// Outcome mapping: a 2xx answer is a Result; a 400 or 422 answer to a push or disbursement whose
-// body carries a code is a FAILED Result with that code (the provider refused the request, money
-// did not move); 404 to a status query is ErrNotFound. Everything else — 401/403 (configuration),
+// Outcome mapping: a 2xx answer is a Result; a 400 or 422 answer to a push, disbursement or
+// refund whose body carries a code is a FAILED Result with that code (the provider refused the
+// request, money did not move); 404 to a status query is ErrNotFound. Everything else — 401/403 (configuration),
 // other 4xx, 5xx, timeouts, connection errors, oversized or malformed bodies, unknown statuses —
 // is an error, meaning the outcome is unknown and the caller resolves it by status query.
 type Upstream struct {
@@ -109,7 +109,10 @@ type Upstream struct {
 	client  *http.Client
 }
 
-var _ Provider = (*Upstream)(nil)
+var (
+	_ Provider = (*Upstream)(nil)
+	_ Refunder = (*Upstream)(nil)
+)
 
 // NewUpstream validates cfg and returns the adapter.
 func NewUpstream(cfg UpstreamConfig) (*Upstream, error) {
@@ -174,6 +177,20 @@ type upstreamRequest struct {
 	CallbackURL string `json:"callback_url,omitempty"`
 }
 
+// upstreamRefundRequest is the body of POST /v1/refunds.
+type upstreamRefundRequest struct {
+	Reference string `json:"reference"`
+	// Collection is the reference of the collection refunded, CollectionProviderReference the
+	// provider's id for it (when Paygate has one).
+	Collection                  string `json:"collection_reference"`
+	CollectionProviderReference string `json:"collection_provider_reference,omitempty"`
+	MSISDN                      string `json:"msisdn"`
+	Amount                      string `json:"amount"`
+	Currency                    string `json:"currency"`
+	Gateway                     string `json:"gateway"`
+	CallbackURL                 string `json:"callback_url,omitempty"`
+}
+
 // upstreamResponse is the body of a 2xx answer, and (code and message only) of an error answer.
 type upstreamResponse struct {
 	Reference         string `json:"reference"`
@@ -187,6 +204,17 @@ type upstreamResponse struct {
 const (
 	collectionsPath   = "/v1/collections"
 	disbursementsPath = "/v1/disbursements"
+	refundsPath       = "/v1/refunds"
+)
+
+// Failure codes of the protocol's refunds (docs/upstream-provider.md), answered 422 to a refund
+// the provider refuses; Paygate passes them through as the refund's code.
+const (
+	// UpstreamRefundExceedsPayment: with the refunds of the collection already accepted (and not
+	// failed), this one would return more than the collection's amount.
+	UpstreamRefundExceedsPayment = "REFUND_EXCEEDS_PAYMENT"
+	// UpstreamPaymentNotRefundable: the provider has the collection, and it did not succeed.
+	UpstreamPaymentNotRefundable = "PAYMENT_NOT_REFUNDABLE"
 )
 
 // Push implements Provider: POST /v1/collections.
@@ -195,7 +223,7 @@ const (
 func (p *Upstream) Capabilities() Capabilities { return Capabilities{Deduplicates: true} }
 
 func (p *Upstream) Push(ctx context.Context, req PushRequest) (Result, error) {
-	return p.create(ctx, collectionsPath, upstreamRequest{
+	return p.create(ctx, collectionsPath, req.Reference, upstreamRequest{
 		Reference:   req.Reference,
 		MSISDN:      req.Phone,
 		Amount:      req.Amount,
@@ -213,7 +241,7 @@ func (p *Upstream) PushStatus(ctx context.Context, req PushRequest) (Result, err
 
 // Disburse implements Provider: POST /v1/disbursements.
 func (p *Upstream) Disburse(ctx context.Context, req DisbursementRequest) (Result, error) {
-	return p.create(ctx, disbursementsPath, upstreamRequest{
+	return p.create(ctx, disbursementsPath, req.Reference, upstreamRequest{
 		Reference:   req.Reference,
 		MSISDN:      req.Phone,
 		Amount:      req.Amount,
@@ -228,8 +256,39 @@ func (p *Upstream) DisbursementStatus(ctx context.Context, req DisbursementReque
 	return p.status(ctx, disbursementsPath, req.Reference)
 }
 
-func (p *Upstream) create(ctx context.Context, path string, body upstreamRequest) (Result, error) {
-	if body.Reference == "" {
+// RefundScope implements Refunder: the protocol refunds any amount of a collection, in several
+// refunds, up to its amount.
+func (p *Upstream) RefundScope() RefundScope { return RefundsPartial }
+
+// Refund implements Refunder: POST /v1/refunds with the refund's reference, the collection's
+// reference (req.Payment) and provider reference, the customer's msisdn, the amount and currency.
+// It maps like Disburse: a 400/422 with a code (REFUND_EXCEEDS_PAYMENT, PAYMENT_NOT_REFUNDABLE,
+// ...) is FAILED with that code; everything outside the protocol's answers is an error. A repeated
+// POST of a reference is answered with the existing refund.
+func (p *Upstream) Refund(ctx context.Context, req RefundRequest) (Result, error) {
+	if req.Payment == "" {
+		return Result{}, errors.New("provider: upstream refund without the collection's reference")
+	}
+	return p.create(ctx, refundsPath, req.Reference, upstreamRefundRequest{
+		Reference:                   req.Reference,
+		Collection:                  req.Payment,
+		CollectionProviderReference: req.PaymentProvider,
+		MSISDN:                      req.Phone,
+		Amount:                      req.Amount,
+		Currency:                    req.Currency,
+		Gateway:                     req.Gateway,
+		CallbackURL:                 req.CallbackURL,
+	})
+}
+
+// RefundStatus implements Refunder: GET /v1/refunds/{reference}; 404 is ErrNotFound.
+func (p *Upstream) RefundStatus(ctx context.Context, req RefundRequest) (Result, error) {
+	return p.status(ctx, refundsPath, req.Reference)
+}
+
+// create POSTs body (whose reference is reference) to path and maps the answer.
+func (p *Upstream) create(ctx context.Context, path, reference string, body any) (Result, error) {
+	if reference == "" {
 		return Result{}, errors.New("provider: upstream request has an empty reference")
 	}
 	payload, err := json.Marshal(body)
@@ -242,7 +301,7 @@ func (p *Upstream) create(ctx context.Context, path string, body upstreamRequest
 	}
 	switch {
 	case status == http.StatusOK || status == http.StatusCreated || status == http.StatusAccepted:
-		return resultFrom(path, body.Reference, resp)
+		return resultFrom(path, reference, resp)
 	case (status == http.StatusBadRequest || status == http.StatusUnprocessableEntity) && len(resp) > 0:
 		// A definitive refusal, but only if the body says so in the protocol's shape; a bare 400
 		// (from a proxy, say) proves nothing about whether the provider saw the request.
@@ -326,10 +385,10 @@ func resultFrom(path, reference string, data []byte) (Result, error) {
 }
 
 // UpstreamError is the error for an answer outside the protocol's happy paths (401/403, other
-// 4xx, 5xx, 3xx): the outcome of a push or disbursement is unknown.
+// 4xx, 5xx, 3xx): the outcome of a push, disbursement or refund is unknown.
 type UpstreamError struct {
 	Method     string
-	Path       string // the collection or disbursement path, without the reference
+	Path       string // the collection, disbursement or refund path, without the reference
 	StatusCode int
 	Code       string // the body's code, if it had one
 	Message    string // the body's message, truncated

@@ -99,6 +99,57 @@ func calls(reference string) []call {
 		{"DisbursementStatus", func(ctx context.Context, u *Upstream) (Result, error) {
 			return u.DisbursementStatus(ctx, DisbursementRequest{Reference: reference})
 		}, http.MethodGet, "/api/v1/disbursements/" + reference},
+		{"Refund", func(ctx context.Context, u *Upstream) (Result, error) {
+			return u.Refund(ctx, testUpstreamRefund(reference))
+		}, http.MethodPost, "/api/v1/refunds"},
+		{"RefundStatus", func(ctx context.Context, u *Upstream) (Result, error) {
+			return u.RefundStatus(ctx, RefundRequest{Reference: reference})
+		}, http.MethodGet, "/api/v1/refunds/" + reference},
+	}
+}
+
+func testUpstreamRefund(reference string) RefundRequest {
+	return RefundRequest{Reference: reference, Payment: "shop.trx-1.1", PaymentProvider: "FKC000001", PaymentAmount: "1500.00",
+		Phone: "+255712345678", Amount: "500.00", Currency: "TZS", Gateway: "MPESA_TZ", CallbackURL: "https://paygate.example/cb"}
+}
+
+func TestUpstreamRefunds(t *testing.T) {
+	up, f := newUpstreamFixture(t, answer(http.StatusAccepted, `{"reference":"shop.rf-1.r","status":"INPROGRESS","provider_reference":"FKR1"}`))
+	var _ Refunder = up
+	if up.RefundScope() != RefundsPartial || RefundScopeOf(up) != RefundsPartial {
+		t.Fatalf("refund scope %q", up.RefundScope())
+	}
+	res, err := up.Refund(context.Background(), testUpstreamRefund("shop.rf-1.r"))
+	if err != nil || res != (Result{Status: StatusPending, ProviderReference: "FKR1"}) {
+		t.Fatalf("Refund = %+v, %v", res, err)
+	}
+	req := f.last(t)
+	want := map[string]any{
+		"reference": "shop.rf-1.r", "collection_reference": "shop.trx-1.1", "collection_provider_reference": "FKC000001",
+		"msisdn": "+255712345678", "amount": "500.00", "currency": "TZS", "gateway": "MPESA_TZ", "callback_url": "https://paygate.example/cb",
+	}
+	if req.Method != http.MethodPost || req.EscapedPath != "/api/v1/refunds" || fmt.Sprint(req.Body) != fmt.Sprint(want) {
+		t.Fatalf("request %s %s %v, want the refund body %v", req.Method, req.EscapedPath, req.Body, want)
+	}
+	// Without the provider's id of the collection, the field is left out; without the
+	// collection's reference, nothing is sent.
+	r := testUpstreamRefund("shop.rf-1.r")
+	r.PaymentProvider = ""
+	if _, err := up.Refund(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.last(t).Body["collection_provider_reference"]; ok {
+		t.Fatalf("empty collection_provider_reference sent: %v", f.last(t).Body)
+	}
+	r.Payment = ""
+	if _, err := up.Refund(context.Background(), r); err == nil {
+		t.Fatal("a refund without the collection's reference was accepted")
+	}
+	f.mu.Lock()
+	sent := len(f.requests)
+	f.mu.Unlock()
+	if sent != 2 {
+		t.Fatalf("%d requests sent, want 2", sent)
 	}
 }
 

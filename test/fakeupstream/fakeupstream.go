@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -52,8 +53,9 @@ type Options struct {
 	Clock func() time.Time
 }
 
-// Scenario scripts what happens to every operation (collection or disbursement) for one msisdn.
-// The zero Scenario is the default for unscripted numbers: success at once.
+// Scenario scripts what happens to every operation (collection or disbursement, with Script; refund,
+// with ScriptRefunds) for one msisdn. The zero Scenario is the default for unscripted numbers:
+// success at once.
 type Scenario struct {
 	// Outcome is the final status: provider.StatusSuccess (also for ""), StatusFailed,
 	// StatusAmbiguous (stays ambiguous forever), or StatusPending (never resolves: INPROGRESS).
@@ -116,6 +118,7 @@ type Server struct {
 	mu                 sync.Mutex
 	closed             bool
 	scripts            map[string]Scenario
+	refundScripts      map[string]Scenario
 	ops                map[opKey]*operation
 	posts              map[opKey]int
 	postTimes          map[opKey][]time.Time
@@ -124,6 +127,7 @@ type Server struct {
 	forgets            int
 	pushes             int
 	disbursements      int
+	refunds            int
 	seq                int
 	failStatus         int
 	latency            time.Duration
@@ -134,7 +138,16 @@ type Server struct {
 const (
 	kindCollection   = provider.CallbackKindCollection
 	kindDisbursement = provider.CallbackKindDisbursement
+	// kindRefund is the refunds' kind, on the wire in callbacks (docs/upstream-provider.md).
+	kindRefund = "refund"
 )
+
+// kinds are the operation kinds, each with its own namespace of references and its path.
+var kinds = []struct{ kind, path string }{
+	{kindCollection, "/v1/collections"},
+	{kindDisbursement, "/v1/disbursements"},
+	{kindRefund, "/v1/refunds"},
+}
 
 type opKey struct{ kind, reference string }
 
@@ -143,14 +156,18 @@ type opKey struct{ kind, reference string }
 // with internal/provider or pkg/paygate/signing, so that the tests check Paygate against the
 // protocol rather than against itself. Keep them independent.
 
+// wireRequest is the body of every POST: collections and disbursements leave the collection
+// fields empty, refunds the description.
 type wireRequest struct {
-	Reference   string `json:"reference"`
-	MSISDN      string `json:"msisdn"`
-	Amount      string `json:"amount"`
-	Currency    string `json:"currency"`
-	Gateway     string `json:"gateway"`
-	Description string `json:"description"`
-	CallbackURL string `json:"callback_url"`
+	Reference                   string `json:"reference"`
+	CollectionReference         string `json:"collection_reference"`
+	CollectionProviderReference string `json:"collection_provider_reference"`
+	MSISDN                      string `json:"msisdn"`
+	Amount                      string `json:"amount"`
+	Currency                    string `json:"currency"`
+	Gateway                     string `json:"gateway"`
+	Description                 string `json:"description"`
+	CallbackURL                 string `json:"callback_url"`
 }
 
 type wireResponse struct {
@@ -198,6 +215,7 @@ func New(t testing.TB, opts Options) *Server {
 		clock:          opts.Clock,
 		cbClient:       &http.Client{Timeout: 5 * time.Second},
 		scripts:        map[string]Scenario{},
+		refundScripts:  map[string]Scenario{},
 		ops:            map[opKey]*operation{},
 		posts:          map[opKey]int{},
 		postTimes:      map[opKey][]time.Time{},
@@ -243,20 +261,36 @@ func (s *Server) URL() string { return s.srv.URL }
 // keeps the scenario it was created with.
 func (s *Server) Script(msisdn string, sc Scenario) {
 	s.t.Helper()
-	switch sc.Outcome {
-	case "", provider.StatusSuccess, provider.StatusFailed, provider.StatusAmbiguous, provider.StatusPending:
-	default:
-		s.t.Fatalf("fakeupstream: Script(%s): unknown outcome %q", msisdn, sc.Outcome)
-	}
-	if sc.PostError != 0 && (sc.PostError < 100 || sc.PostError > 999) {
-		s.t.Fatalf("fakeupstream: Script(%s): PostError %d is not an HTTP status", msisdn, sc.PostError)
-	}
-	if sc.NotFoundQueries < 0 || sc.NotFoundFor < 0 {
-		s.t.Fatalf("fakeupstream: Script(%s): negative NotFoundQueries or NotFoundFor", msisdn)
-	}
+	s.checkScenario("Script", msisdn, sc)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.scripts[msisdn] = sc
+}
+
+// ScriptRefunds sets the scenario for every later refund to msisdn (E.164, as sent); refunds
+// follow their own scripts, not Script's, and an unscripted number's refunds succeed at once. A
+// refund the fake refuses (see the package's validation) is not created and follows no scenario.
+func (s *Server) ScriptRefunds(msisdn string, sc Scenario) {
+	s.t.Helper()
+	s.checkScenario("ScriptRefunds", msisdn, sc)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refundScripts[msisdn] = sc
+}
+
+func (s *Server) checkScenario(what, msisdn string, sc Scenario) {
+	s.t.Helper()
+	switch sc.Outcome {
+	case "", provider.StatusSuccess, provider.StatusFailed, provider.StatusAmbiguous, provider.StatusPending:
+	default:
+		s.t.Fatalf("fakeupstream: %s(%s): unknown outcome %q", what, msisdn, sc.Outcome)
+	}
+	if sc.PostError != 0 && (sc.PostError < 100 || sc.PostError > 999) {
+		s.t.Fatalf("fakeupstream: %s(%s): PostError %d is not an HTTP status", what, msisdn, sc.PostError)
+	}
+	if sc.NotFoundQueries < 0 || sc.NotFoundFor < 0 {
+		s.t.Fatalf("fakeupstream: %s(%s): negative NotFoundQueries or NotFoundFor", what, msisdn)
+	}
 }
 
 // Fail makes every request answer with the HTTP status (and record nothing) until Recover.
@@ -295,6 +329,21 @@ func (s *Server) Disbursements() int {
 	return s.disbursements
 }
 
+// Refunds is the number of POST /v1/refunds received, counted like Pushes (refused refunds
+// included).
+func (s *Server) Refunds() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refunds
+}
+
+// RefundsFor is the number of POST /v1/refunds received with this reference.
+func (s *Server) RefundsFor(reference string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.posts[opKey{kindRefund, reference}]
+}
+
 // PushesFor is the number of POST /v1/collections received with this reference.
 func (s *Server) PushesFor(reference string) int {
 	s.mu.Lock()
@@ -323,13 +372,11 @@ func (s *Server) Forget() {
 // as Forget, only if ok returns true; it reports whether it forgot. A test uses it to forget at
 // a moment it chose by looking at the system under test: no request reaches the fake between
 // the look and the forgetting. ok may ask holds whether the fake holds an operation with a
-// reference (a collection or a disbursement); it must not call the Server's methods.
+// reference (a collection, a disbursement or a refund); it must not call the Server's methods.
 func (s *Server) ForgetIf(ok func(holds func(reference string) bool) bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	holds := func(reference string) bool {
-		return s.ops[opKey{kindCollection, reference}] != nil || s.ops[opKey{kindDisbursement, reference}] != nil
-	}
+	holds := func(reference string) bool { return s.opLocked(reference) != nil }
 	if !ok(holds) {
 		return false
 	}
@@ -352,25 +399,45 @@ func (s *Server) Forgets() int {
 	return s.forgets
 }
 
-// OperationsFor is the number of operations created with this reference (collections and
-// disbursements), forgotten ones included: more than one is money moved twice. Repeated POSTs
-// the fake de-duplicated do not count (PushesFor and DisbursementsFor count them).
+// OperationsFor is the number of operations created with this reference (collections,
+// disbursements and refunds), forgotten ones included: more than one is money moved twice.
+// Repeated POSTs the fake de-duplicated do not count (PushesFor, DisbursementsFor and RefundsFor
+// count them).
 func (s *Server) OperationsFor(reference string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.created[opKey{kindCollection, reference}] + s.created[opKey{kindDisbursement, reference}]
+	n := 0
+	for _, k := range kinds {
+		n += s.created[opKey{k.kind, reference}]
+	}
+	return n
 }
 
 // PostTimes are the times (by the fake's Clock) of every POST received with this reference
-// (collections and disbursements), repeats included, oldest first.
+// (collections, then disbursements, then refunds), repeats included, oldest first within each.
 func (s *Server) PostTimes(reference string) []time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := append([]time.Time(nil), s.postTimes[opKey{kindCollection, reference}]...)
-	return append(out, s.postTimes[opKey{kindDisbursement, reference}]...)
+	var out []time.Time
+	for _, k := range kinds {
+		out = append(out, s.postTimes[opKey{k.kind, reference}]...)
+	}
+	return out
 }
 
-// Operations is the number of distinct operations recorded (collections and disbursements).
+// opLocked is the operation with this reference: a collection, else a disbursement, else a
+// refund. Callers hold s.mu.
+func (s *Server) opLocked(reference string) *operation {
+	for _, k := range kinds {
+		if op := s.ops[opKey{k.kind, reference}]; op != nil {
+			return op
+		}
+	}
+	return nil
+}
+
+// Operations is the number of distinct operations recorded (collections, disbursements and
+// refunds).
 func (s *Server) Operations() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -378,15 +445,13 @@ func (s *Server) Operations() int {
 }
 
 // Operation is the current state of the operation with this reference (a collection, else a
-// disbursement), as a status query would answer it now but without consuming AmbiguousFor.
+// disbursement, else a refund), as a status query would answer it now but without consuming
+// AmbiguousFor.
 func (s *Server) Operation(reference string) (provider.Result, bool) {
 	now := s.clock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	op := s.ops[opKey{kindCollection, reference}]
-	if op == nil {
-		op = s.ops[opKey{kindDisbursement, reference}]
-	}
+	op := s.opLocked(reference)
 	if op == nil {
 		return provider.Result{}, false
 	}
@@ -399,7 +464,7 @@ func (s *Server) Operation(reference string) (provider.Result, bool) {
 }
 
 // Truth is what the provider did with the reference's newest operation (a collection, else a
-// disbursement), forgotten or not: its scripted outcome once settled by the fake's Clock
+// disbursement, else a refund), forgotten or not: its scripted outcome once settled by the fake's Clock
 // (whatever AmbiguousFor, NotFoundQueries or NotFoundFor would answer a status query now),
 // StatusPending before. It is what an operator learns by asking the provider's support, and
 // consumes nothing. ok is false when no operation was ever created with the reference.
@@ -408,8 +473,8 @@ func (s *Server) Truth(reference string) (res provider.Result, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var op *operation
-	for _, kind := range []string{kindCollection, kindDisbursement} {
-		k := opKey{kind, reference}
+	for _, kd := range kinds {
+		k := opKey{kd.kind, reference}
 		if op = s.ops[k]; op != nil {
 			break
 		}
@@ -447,16 +512,13 @@ func (s *Server) CallbacksFailed() int {
 }
 
 // SendCallback sends (again) the signed callback for the operation with this reference (a
-// collection, else a disbursement) now, in a goroutine, whatever its scenario says. It carries the
-// scripted outcome (INPROGRESS for a PENDING one). It fails the test if the reference is unknown
-// or the operation has no callback_url.
+// collection, else a disbursement, else a refund) now, in a goroutine, whatever its scenario says.
+// It carries the scripted outcome (INPROGRESS for a PENDING one). It fails the test if the
+// reference is unknown or the operation has no callback_url.
 func (s *Server) SendCallback(reference string) {
 	s.t.Helper()
 	s.mu.Lock()
-	op := s.ops[opKey{kindCollection, reference}]
-	if op == nil {
-		op = s.ops[opKey{kindDisbursement, reference}]
-	}
+	op := s.opLocked(reference)
 	if op == nil || op.req.CallbackURL == "" {
 		s.mu.Unlock()
 		s.t.Fatalf("fakeupstream: SendCallback(%q): no such operation with a callback_url", reference)
@@ -515,11 +577,8 @@ func (s *Server) authorized(r *http.Request) bool {
 }
 
 func (s *Server) route(r *http.Request) answer {
-	for _, kind := range []string{kindCollection, kindDisbursement} {
-		base := "/v1/collections"
-		if kind == kindDisbursement {
-			base = "/v1/disbursements"
-		}
+	for _, k := range kinds {
+		kind, base := k.kind, k.path
 		switch {
 		case r.URL.Path == base:
 			if r.Method != http.MethodPost {
@@ -553,10 +612,13 @@ func (s *Server) create(r *http.Request, kind string) answer {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if kind == kindCollection {
+	switch kind {
+	case kindCollection:
 		s.pushes++
-	} else {
+	case kindDisbursement:
 		s.disbursements++
+	case kindRefund:
+		s.refunds++
 	}
 	if err != nil {
 		return invalid("unreadable body")
@@ -573,7 +635,8 @@ func (s *Server) create(r *http.Request, kind string) answer {
 	s.postTimes[key] = append(s.postTimes[key], now)
 
 	if op := s.ops[key]; op != nil {
-		if op.req.MSISDN != req.MSISDN || op.req.Amount != req.Amount || op.req.Currency != req.Currency || op.req.Gateway != req.Gateway {
+		if op.req.MSISDN != req.MSISDN || op.req.Amount != req.Amount || op.req.Currency != req.Currency || op.req.Gateway != req.Gateway ||
+			op.req.CollectionReference != req.CollectionReference {
 			return answer{status: http.StatusConflict, body: wireError{"DUPLICATE_REFERENCE", "reference already used for a different request"}}
 		}
 		// Idempotent repeat: the existing operation, nothing pushed again.
@@ -591,14 +654,24 @@ func (s *Server) create(r *http.Request, kind string) answer {
 		return invalid("gateway is required")
 	case req.CallbackURL != "" && !absoluteHTTP(req.CallbackURL):
 		return invalid("callback_url must be an absolute http(s) URL")
+	case kind == kindRefund && req.CollectionReference == "":
+		return invalid("collection_reference is required")
+	}
+	if kind == kindRefund {
+		if a, refused := s.refuseRefundLocked(req, now); refused {
+			return a
+		}
 	}
 
 	sc := s.scripts[req.MSISDN]
-	s.seq++
 	prefix := "FKC"
-	if kind == kindDisbursement {
+	switch kind {
+	case kindDisbursement:
 		prefix = "FKD"
+	case kindRefund:
+		sc, prefix = s.refundScripts[req.MSISDN], "FKR"
 	}
+	s.seq++
 	op := &operation{
 		kind:          kind,
 		req:           req,
@@ -632,6 +705,45 @@ func (s *Server) create(r *http.Request, kind string) answer {
 		status = http.StatusAccepted
 	}
 	return answer{status: status, body: v, delay: sc.PostLatency}
+}
+
+// refuseRefundLocked answers a refund the provider refuses, as a provider that knows the
+// collection would: one in another currency (400 INVALID_REQUEST), of a collection that did not
+// succeed (422 PAYMENT_NOT_REFUNDABLE), or one that, with the collection's refunds not failed,
+// would return more than its amount (422 REFUND_EXCEEDS_PAYMENT). A collection the fake does not
+// hold (made elsewhere, or forgotten) cannot be checked: the refund is accepted. Callers hold s.mu.
+func (s *Server) refuseRefundLocked(req wireRequest, now time.Time) (answer, bool) {
+	col := s.ops[opKey{kindCollection, req.CollectionReference}]
+	if col == nil {
+		return answer{}, false
+	}
+	if col.req.Currency != req.Currency {
+		return invalid("currency differs from the collection's"), true
+	}
+	if !settled(col, now) || outcome(col.scenario) != provider.StatusSuccess {
+		return answer{status: http.StatusUnprocessableEntity, body: wireError{provider.UpstreamPaymentNotRefundable, "the collection did not succeed"}}, true
+	}
+	left := decimal(col.req.Amount)
+	for k, op := range s.ops {
+		if k.kind == kindRefund && op.req.CollectionReference == req.CollectionReference &&
+			!(settled(op, now) && outcome(op.scenario) == provider.StatusFailed) {
+			left.Sub(left, decimal(op.req.Amount))
+		}
+	}
+	if decimal(req.Amount).Cmp(left) > 0 {
+		return answer{status: http.StatusUnprocessableEntity, body: wireError{provider.UpstreamRefundExceedsPayment,
+			"the amount is more than what is left of the collection (" + left.FloatString(4) + ")"}}, true
+	}
+	return answer{}, false
+}
+
+// decimal parses an amount the fake validated (amountRE).
+func decimal(amount string) *big.Rat {
+	r, ok := new(big.Rat).SetString(amount)
+	if !ok {
+		return new(big.Rat)
+	}
+	return r
 }
 
 func absoluteHTTP(raw string) bool {

@@ -5,10 +5,12 @@ package fakeupstream_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -564,5 +566,223 @@ func TestForgetKeepsTheTruth(t *testing.T) {
 	}
 	if _, ok := f.Truth("pay_never"); ok || f.OperationsFor("pay_never") != 0 {
 		t.Fatal("Truth of a reference never sent")
+	}
+}
+
+func refund(ref, collection, phone, amount string) provider.RefundRequest {
+	return provider.RefundRequest{Reference: ref, Payment: collection, Phone: phone, Amount: amount, Currency: "TZS", Gateway: "MPESA_TZ"}
+}
+
+func mustFail(t *testing.T, got provider.Result, err error, code paygatev1.FailureCode) {
+	t.Helper()
+	mustStatus(t, got, err, provider.StatusFailed)
+	if got.Code != code {
+		t.Fatalf("code %q, want %q (%+v)", got.Code, code, got)
+	}
+}
+
+// TestRefunds drives the adapter's Refunder over HTTP against the fake: partial refunds up to the
+// collection's amount, one refund per reference, refusals the provider answers 422, and the
+// collections the fake does not know.
+func TestRefunds(t *testing.T) {
+	clock := newFakeClock()
+	f := fakeupstream.New(t, fakeupstream.Options{Clock: clock.Now})
+	up := adapter(t, f, time.Second)
+	ctx := context.Background()
+	const phone = "+255712345678"
+	res, err := up.Push(ctx, push("shop.trx-1.1", phone, ""))
+	mustStatus(t, res, err, provider.StatusSuccess)
+
+	// Two partial refunds, the second of all that is left; the first sent twice.
+	r1 := refund("shop.rf-1.r", "shop.trx-1.1", phone, "500.00")
+	r1.PaymentProvider = res.ProviderReference
+	first, err := up.Refund(ctx, r1)
+	mustStatus(t, first, err, provider.StatusSuccess)
+	again, err := up.Refund(ctx, r1)
+	mustStatus(t, again, err, provider.StatusSuccess)
+	if first.ProviderReference == "" || again.ProviderReference != first.ProviderReference {
+		t.Fatalf("provider references %q and %q", first.ProviderReference, again.ProviderReference)
+	}
+	st, err := up.RefundStatus(ctx, provider.RefundRequest{Reference: "shop.rf-1.r"})
+	mustStatus(t, st, err, provider.StatusSuccess)
+	res, err = up.Refund(ctx, refund("shop.rf-2.r", "shop.trx-1.1", phone, "1000"))
+	mustStatus(t, res, err, provider.StatusSuccess)
+
+	// Nothing is left: refused, and not recorded.
+	res, err = up.Refund(ctx, refund("shop.rf-3.r", "shop.trx-1.1", phone, "0.01"))
+	mustFail(t, res, err, provider.UpstreamRefundExceedsPayment)
+	if _, err := up.RefundStatus(ctx, provider.RefundRequest{Reference: "shop.rf-3.r"}); !errors.Is(err, provider.ErrNotFound) {
+		t.Fatalf("status of a refused refund: %v, want ErrNotFound", err)
+	}
+	// Refunds are their own namespace.
+	if _, err := up.PushStatus(ctx, provider.PushRequest{Reference: "shop.rf-1.r"}); !errors.Is(err, provider.ErrNotFound) {
+		t.Fatalf("a refund is not a collection: %v", err)
+	}
+	if _, err := up.RefundStatus(ctx, provider.RefundRequest{Reference: "shop.trx-1.1"}); !errors.Is(err, provider.ErrNotFound) {
+		t.Fatalf("a collection is not a refund: %v", err)
+	}
+	if f.Refunds() != 4 || f.RefundsFor("shop.rf-1.r") != 2 || f.OperationsFor("shop.rf-1.r") != 1 || f.OperationsFor("shop.rf-3.r") != 0 ||
+		f.Operations() != 3 || f.Pushes() != 1 {
+		t.Fatalf("refunds %d (rf-1: %d posts, %d operations), operations %d, pushes %d",
+			f.Refunds(), f.RefundsFor("shop.rf-1.r"), f.OperationsFor("shop.rf-1.r"), f.Operations(), f.Pushes())
+	}
+	if got, ok := f.Operation("shop.rf-2.r"); !ok || got.Status != provider.StatusSuccess {
+		t.Fatalf("Operation = %+v, %v", got, ok)
+	}
+	// The same reference for another collection, amount or number is a Paygate bug.
+	other := r1
+	other.Amount = "400.00"
+	if _, err := up.Refund(ctx, other); err == nil {
+		t.Fatal("a reused reference with another amount was accepted")
+	}
+
+	// A collection that did not succeed, or that has not settled yet, is not refundable.
+	f.Script("+255700000070", fakeupstream.Scenario{Outcome: provider.StatusFailed})
+	f.Script("+255700000071", fakeupstream.Scenario{SettleAfter: time.Minute})
+	res, err = up.Push(ctx, push("shop.trx-2.1", "+255700000070", ""))
+	mustStatus(t, res, err, provider.StatusFailed)
+	res, err = up.Refund(ctx, refund("shop.rf-4.r", "shop.trx-2.1", "+255700000070", "1"))
+	mustFail(t, res, err, provider.UpstreamPaymentNotRefundable)
+	res, err = up.Push(ctx, push("shop.trx-3.1", "+255700000071", ""))
+	mustStatus(t, res, err, provider.StatusPending)
+	res, err = up.Refund(ctx, refund("shop.rf-5.r", "shop.trx-3.1", "+255700000071", "1"))
+	mustFail(t, res, err, provider.UpstreamPaymentNotRefundable)
+	clock.Step(time.Minute)
+	res, err = up.Refund(ctx, refund("shop.rf-5.r", "shop.trx-3.1", "+255700000071", "1500.00"))
+	mustStatus(t, res, err, provider.StatusSuccess)
+
+	// Another currency than the collection's is an invalid request.
+	r := refund("shop.rf-6.r", "shop.trx-1.1", phone, "1")
+	r.Currency = "KES"
+	res, err = up.Refund(ctx, r)
+	mustFail(t, res, err, "INVALID_REQUEST")
+
+	// A collection the fake does not know (made elsewhere, or forgotten) cannot be checked: any
+	// amount is accepted.
+	res, err = up.Refund(ctx, refund("shop.rf-7.r", "elsewhere.trx-9.1", phone, "999999"))
+	mustStatus(t, res, err, provider.StatusSuccess)
+}
+
+// TestRefundFaults: refunds follow ScriptRefunds (not Script), a failed refund gives its amount
+// back to the collection, and a refund whose answer was lost is found by status query and
+// de-duplicated.
+func TestRefundFaults(t *testing.T) {
+	clock := newFakeClock()
+	f := fakeupstream.New(t, fakeupstream.Options{Clock: clock.Now})
+	up := adapter(t, f, time.Second)
+	ctx := context.Background()
+	const phone = "+255700000080"
+	f.Script(phone, fakeupstream.Scenario{SettleAfter: time.Second})
+	res, err := up.Push(ctx, push("shop.trx-1.1", phone, ""))
+	mustStatus(t, res, err, provider.StatusPending)
+	clock.Step(time.Second)
+
+	f.ScriptRefunds(phone, fakeupstream.Scenario{Outcome: provider.StatusFailed, Code: paygatev1.FailureInvalidAccount, SettleAfter: time.Minute})
+	res, err = up.Refund(ctx, refund("shop.rf-1.r", "shop.trx-1.1", phone, "1500.00"))
+	mustStatus(t, res, err, provider.StatusPending)
+	// Until it fails, its amount is taken.
+	f.ScriptRefunds(phone, fakeupstream.Scenario{PostError: http.StatusBadGateway})
+	if res, err := up.Refund(ctx, refund("shop.rf-2.r", "shop.trx-1.1", phone, "1500.00")); err != nil || res.Code != provider.UpstreamRefundExceedsPayment {
+		t.Fatalf("refund beyond what an unsettled refund leaves = %+v, %v", res, err)
+	}
+	clock.Step(time.Minute)
+	st, err := up.RefundStatus(ctx, provider.RefundRequest{Reference: "shop.rf-1.r"})
+	mustFail(t, st, err, paygatev1.FailureInvalidAccount)
+
+	// The answer is lost (502) after the fake recorded the refund: an error, then the status
+	// query finds it and a repeat is answered without a second refund.
+	if res, err := up.Refund(ctx, refund("shop.rf-2.r", "shop.trx-1.1", phone, "1500.00")); err == nil {
+		t.Fatalf("lost answer gave %+v", res)
+	}
+	st, err = up.RefundStatus(ctx, provider.RefundRequest{Reference: "shop.rf-2.r"})
+	mustStatus(t, st, err, provider.StatusSuccess)
+	res, err = up.Refund(ctx, refund("shop.rf-2.r", "shop.trx-1.1", phone, "1500.00"))
+	mustStatus(t, res, err, provider.StatusSuccess)
+	// Three POSTs: the refused one, the one whose answer was lost, the repeat.
+	if f.RefundsFor("shop.rf-2.r") != 3 || f.OperationsFor("shop.rf-2.r") != 1 {
+		t.Fatalf("posts %d, operations %d", f.RefundsFor("shop.rf-2.r"), f.OperationsFor("shop.rf-2.r"))
+	}
+	if got, ok := f.Truth("shop.rf-2.r"); !ok || got.Status != provider.StatusSuccess {
+		t.Fatalf("Truth = %+v, %v", got, ok)
+	}
+
+	// Fail answers every request and records nothing.
+	f.Fail(http.StatusServiceUnavailable)
+	if _, err := up.Refund(ctx, refund("shop.rf-3.r", "shop.trx-1.1", phone, "1")); err == nil {
+		t.Fatal("Fail did not fail the refund")
+	}
+	f.Recover()
+	if _, err := up.RefundStatus(ctx, provider.RefundRequest{Reference: "shop.rf-3.r"}); !errors.Is(err, provider.ErrNotFound) {
+		t.Fatalf("refund recorded under Fail: %v", err)
+	}
+
+	// Forget drops refunds too; a repeat then refunds again (the fake no longer knows the
+	// collection either, so it cannot refuse).
+	f.Forget()
+	if _, err := up.RefundStatus(ctx, provider.RefundRequest{Reference: "shop.rf-2.r"}); !errors.Is(err, provider.ErrNotFound) {
+		t.Fatalf("forgotten refund: %v", err)
+	}
+	f.ScriptRefunds(phone, fakeupstream.Scenario{})
+	res, err = up.Refund(ctx, refund("shop.rf-2.r", "shop.trx-1.1", phone, "1500.00"))
+	mustStatus(t, res, err, provider.StatusSuccess)
+	if f.OperationsFor("shop.rf-2.r") != 2 {
+		t.Fatalf("operations %d, want 2", f.OperationsFor("shop.rf-2.r"))
+	}
+}
+
+// TestRefundCallbacks: a refund's callback is signed like the others and carries kind "refund".
+func TestRefundCallbacks(t *testing.T) {
+	secret := []byte("callback-secret")
+	f := fakeupstream.New(t, fakeupstream.Options{CallbackSecret: secret})
+	type signed struct {
+		body           map[string]any
+		signature, sig string
+	}
+	got := make(chan signed, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		var m map[string]any
+		_ = json.Unmarshal(body, &m)
+		got <- signed{m, req.Header.Get(provider.CallbackSignatureHeader), provider.SignCallback(secret, req.Header.Get(provider.CallbackTimestampHeader), body)}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	up := adapter(t, f, time.Second)
+	ctx := context.Background()
+	const phone = "+255700000090"
+	res, err := up.Push(ctx, push("shop.trx-1.1", phone, ""))
+	mustStatus(t, res, err, provider.StatusSuccess)
+	f.ScriptRefunds(phone, fakeupstream.Scenario{SettleAfter: 20 * time.Millisecond, Callback: true})
+	r := refund("shop.rf-1.r", "shop.trx-1.1", phone, "700")
+	r.CallbackURL = srv.URL + "/cb"
+	res, err = up.Refund(ctx, r)
+	mustStatus(t, res, err, provider.StatusPending)
+	select {
+	case cb := <-got:
+		if cb.signature != cb.sig || cb.body["kind"] != "refund" || cb.body["reference"] != "shop.rf-1.r" ||
+			cb.body["status"] != provider.UpstreamSuccess || cb.body["provider_reference"] != res.ProviderReference {
+			t.Fatalf("refund callback %+v", cb)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no refund callback")
+	}
+	eventually(t, func() bool { return f.CallbacksDelivered() == 1 })
+}
+
+// TestRefundRequiresTheCollection: the fake refuses a refund body without collection_reference.
+func TestRefundRequiresTheCollection(t *testing.T) {
+	f := fakeupstream.New(t, fakeupstream.Options{})
+	req, _ := http.NewRequest(http.MethodPost, f.URL()+"/v1/refunds",
+		strings.NewReader(`{"reference":"shop.rf-1.r","msisdn":"+255712345678","amount":"1","currency":"TZS","gateway":"MPESA_TZ"}`))
+	req.Header.Set("Authorization", "Bearer "+f.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var e struct{ Code string }
+	_ = json.NewDecoder(resp.Body).Decode(&e)
+	if resp.StatusCode != http.StatusBadRequest || e.Code != "INVALID_REQUEST" || f.Refunds() != 1 || f.Operations() != 0 {
+		t.Fatalf("HTTP %d %q, refunds %d, operations %d", resp.StatusCode, e.Code, f.Refunds(), f.Operations())
 	}
 }
