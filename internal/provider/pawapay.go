@@ -147,7 +147,10 @@ type Pawapay struct {
 	client   *http.Client
 }
 
-var _ Provider = (*Pawapay)(nil)
+var (
+	_ Provider = (*Pawapay)(nil)
+	_ Refunder = (*Pawapay)(nil)
+)
 
 // NewPawapay validates cfg and returns the adapter.
 func NewPawapay(cfg PawapayConfig) (*Pawapay, error) {
@@ -410,10 +413,11 @@ type pawapayPayoutRequest struct {
 // https://docs.pawapay.io/v2/api-reference/refunds/initiate-refund (amount and currency may be
 // left out for a full refund: https://docs.pawapay.io/v2/docs/refunds).
 type pawapayRefundRequest struct {
-	RefundID  string `json:"refundId"`
-	DepositID string `json:"depositId"`
-	Amount    string `json:"amount,omitempty"`
-	Currency  string `json:"currency,omitempty"`
+	RefundID          string `json:"refundId"`
+	DepositID         string `json:"depositId"`
+	Amount            string `json:"amount,omitempty"`
+	Currency          string `json:"currency,omitempty"`
+	ClientReferenceID string `json:"clientReferenceId,omitempty"`
 }
 
 type pawapayFailure struct {
@@ -562,29 +566,36 @@ func (p *Pawapay) DisbursementStatus(ctx context.Context, req DisbursementReques
 	return p.status(ctx, pawapayPayouts, PawapayPayoutID(req.Reference))
 }
 
-// PawapayRefundRequest refunds (part of) a COMPLETED deposit to the customer who paid it.
-type PawapayRefundRequest struct {
-	// Reference identifies the refund; pawaPay performs one refund per reference (RefundID).
-	Reference string
-	// DepositReference is the reference of the push attempt whose deposit is refunded.
-	DepositReference string
-	// Amount is a decimal string at the currency's scale; "" refunds what is left of the deposit
-	// (then Currency is left out too). Several partial refunds may follow one another.
-	Amount   string
-	Currency string
-}
+// RefundScope implements Refunder: pawaPay refunds all or part of a COMPLETED deposit, in several
+// refunds up to its amount (https://docs.pawapay.io/v2/docs/refunds, "Partial refund", "Multiple
+// refunds").
+func (p *Pawapay) RefundScope() RefundScope { return RefundsPartial }
 
-// Refund initiates a refund: POST /v2/refunds. The Result maps like Push's; the refund-specific
-// rejections (DEPOSIT_ALREADY_REFUNDED, AMOUNT_TOO_LARGE, REFUND_IN_PROGRESS, NOT_FOUND,
-// INVALID_STATE) are FAILED with the code passed through.
+// Refund implements Refunder: POST /v2/refunds with refundId = PawapayRefundID(req.Reference),
+// depositId = PawapayDepositID(req.Payment) (the deposit of the push attempt that collected the
+// money) and clientReferenceId = req.Reference. A partial refund carries its amount (formatted
+// like Push's) and currency; a full one (req.Full) leaves both out, as the refunds guide's first
+// request does, and pawaPay refunds the deposit's amount. The Result maps like Push's; the
+// refund-specific failures (DEPOSIT_ALREADY_REFUNDED, AMOUNT_TOO_LARGE, REFUND_IN_PROGRESS,
+// NOT_FOUND, INVALID_STATE) are FAILED with the code passed through, at initiation or as the
+// final status. req.Phone is not sent: pawaPay pays the deposit's payer.
 // https://docs.pawapay.io/v2/api-reference/refunds/initiate-refund
-func (p *Pawapay) Refund(ctx context.Context, req PawapayRefundRequest) (Result, error) {
-	if req.Reference == "" || req.DepositReference == "" {
-		return Result{}, errors.New("provider: pawaPay refund with an empty reference or deposit reference")
+func (p *Pawapay) Refund(ctx context.Context, req RefundRequest) (Result, error) {
+	if req.Reference == "" || req.Payment == "" {
+		return Result{}, errors.New("provider: pawaPay refund with an empty reference or payment reference")
 	}
 	id := PawapayRefundID(req.Reference)
-	body := pawapayRefundRequest{RefundID: id, DepositID: PawapayDepositID(req.DepositReference)}
-	if req.Amount != "" {
+	body := pawapayRefundRequest{RefundID: id, DepositID: PawapayDepositID(req.Payment), ClientReferenceID: req.Reference}
+	if req.PaymentProvider != "" && !strings.EqualFold(req.PaymentProvider, body.DepositID) {
+		// The push's acceptance named another depositId than its reference derives: refunding
+		// the derived one could refund someone else's deposit.
+		return Result{Status: StatusFailed, ProviderReference: id, Code: paygatev1.FailureProviderError,
+			Message: "the payment's depositId is not the one its attempt reference derives; refund not sent"}, nil
+	}
+	if !req.Full {
+		if req.Amount == "" {
+			return Result{}, errors.New("provider: pawaPay partial refund without an amount")
+		}
 		amount, res, ok := p.amount(req.Amount, id)
 		if !ok {
 			return res, nil
@@ -594,9 +605,9 @@ func (p *Pawapay) Refund(ctx context.Context, req PawapayRefundRequest) (Result,
 	return p.create(ctx, pawapayRefunds, id, body)
 }
 
-// RefundStatus is GET /v2/refunds/{refundId}, mapped like PushStatus.
+// RefundStatus implements Refunder: GET /v2/refunds/{refundId}, mapped like PushStatus.
 // https://docs.pawapay.io/v2/api-reference/refunds/check-refund-status
-func (p *Pawapay) RefundStatus(ctx context.Context, req PawapayRefundRequest) (Result, error) {
+func (p *Pawapay) RefundStatus(ctx context.Context, req RefundRequest) (Result, error) {
 	if req.Reference == "" {
 		return Result{}, errors.New("provider: pawaPay refund status with an empty reference")
 	}

@@ -372,7 +372,10 @@ func TestPawapayHTTPFaults(t *testing.T) {
 			return p.DisbursementStatus(context.Background(), ppPayout("att-h", "1000"))
 		}},
 		{"Refund", fakepawapay.RouteInitiateRefund, func(p *Pawapay) (Result, error) {
-			return p.Refund(context.Background(), PawapayRefundRequest{Reference: "rf-h", DepositReference: "att-h"})
+			return p.Refund(context.Background(), RefundRequest{Reference: "rf-h", Payment: "att-h", Full: true})
+		}},
+		{"RefundStatus", fakepawapay.RouteRefundStatus, func(p *Pawapay) (Result, error) {
+			return p.RefundStatus(context.Background(), RefundRequest{Reference: "rf-h"})
 		}},
 	}
 	for _, status := range []int{http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable} {
@@ -474,61 +477,188 @@ func TestPawapayPayouts(t *testing.T) {
 	})
 }
 
+// ppRefund is a refund of the deposit of push attempt payment.
+func ppRefund(ref, payment, amount string, full bool) RefundRequest {
+	return RefundRequest{Reference: ref, Payment: payment, PaymentProvider: PawapayDepositID(payment), PaymentAmount: "10000",
+		Full: full, Phone: ppPhone, Amount: amount, Currency: "TZS", Gateway: "VODACOM_TZ"}
+}
+
+// bodyRecorder records the JSON bodies of the POSTs an adapter sends.
+type bodyRecorder struct {
+	mu     sync.Mutex
+	bodies map[string][]map[string]any // by path
+}
+
+func (b *bodyRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPost && r.Body != nil {
+		data, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(data))
+		var m map[string]any
+		_ = json.Unmarshal(data, &m)
+		b.mu.Lock()
+		if b.bodies == nil {
+			b.bodies = map[string][]map[string]any{}
+		}
+		b.bodies[r.URL.Path] = append(b.bodies[r.URL.Path], m)
+		b.mu.Unlock()
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func (b *bodyRecorder) last(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.bodies[path]) == 0 {
+		t.Fatalf("nothing POSTed to %s", path)
+	}
+	return b.bodies[path][len(b.bodies[path])-1]
+}
+
+// ppRefundOutcome is what became of a refund: the initiation's answer when pawaPay rejected it,
+// else the status check's.
+func ppRefundOutcome(t *testing.T, p *Pawapay, req RefundRequest) Result {
+	t.Helper()
+	res, err := p.Refund(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Refund(%s): %v", req.Reference, err)
+	}
+	if res.Status == StatusFailed {
+		return res
+	}
+	if res != (Result{Status: StatusPending, ProviderReference: PawapayRefundID(req.Reference)}) {
+		t.Fatalf("Refund(%s) = %+v, want PENDING with the refundId", req.Reference, res)
+	}
+	st, err := p.RefundStatus(context.Background(), req)
+	if err != nil {
+		t.Fatalf("RefundStatus(%s): %v", req.Reference, err)
+	}
+	return st
+}
+
+// TestPawapayRefunds drives *Pawapay as a Refunder against the fake over HTTP: a full refund
+// without an amount, partial refunds, two partials and then nothing left, a refund over the
+// deposit's amount, one refund per refundId, and the status of a refund pawaPay never received.
 func TestPawapayRefunds(t *testing.T) {
 	ctx := context.Background()
-	p, fake := newPawapayTest(t, fakepawapay.Options{}, nil)
-	dep := ppPush("att-paid", "10000")
-	if _, err := p.Push(ctx, dep); err != nil {
-		t.Fatal(err)
+	rec := &bodyRecorder{}
+	p, fake := newPawapayTest(t, fakepawapay.Options{}, func(c *PawapayConfig) { c.HTTPClient = &http.Client{Transport: rec} })
+	var r Refunder = p
+	if r.RefundScope() != RefundsPartial || RefundScopeOf(p) != RefundsPartial {
+		t.Fatalf("refund scope %q", r.RefundScope())
 	}
-	if res, err := p.PushStatus(ctx, dep); err != nil || res.Status != StatusSuccess {
-		t.Fatalf("deposit: %+v %v", res, err)
-	}
-
-	r1 := PawapayRefundRequest{Reference: "rf-1", DepositReference: "att-paid", Amount: "4000.00", Currency: "TZS"}
-	if res, err := p.Refund(ctx, r1); err != nil || res != (Result{Status: StatusPending, ProviderReference: PawapayRefundID("rf-1")}) {
-		t.Fatalf("refund: %+v %v", res, err)
-	}
-	if res, err := p.Refund(ctx, r1); err != nil || res.Status != StatusPending {
-		t.Fatalf("re-sent refund: %+v %v", res, err)
-	}
-	if res, err := p.RefundStatus(ctx, r1); err != nil || res.Status != StatusSuccess {
-		t.Fatalf("refund status: %+v %v", res, err)
-	}
-	d := ppRaw(t, fake, "/v2/refunds/"+PawapayRefundID("rf-1"))["data"].(map[string]any)
-	if d["amount"] != "4000" || d["currency"] != "TZS" {
-		t.Fatalf("refund as pawaPay holds it: %v", d)
+	for _, ref := range []string{"shop.trx-full.1", "shop.trx-part.1", "shop.trx-over.1"} {
+		dep := ppPush(ref, "10000")
+		if _, err := p.Push(ctx, dep); err != nil {
+			t.Fatal(err)
+		}
+		if res, err := p.PushStatus(ctx, dep); err != nil || res.Status != StatusSuccess {
+			t.Fatalf("deposit %s: %+v %v", ref, res, err)
+		}
 	}
 
-	// The rest, without an amount.
-	r2 := PawapayRefundRequest{Reference: "rf-2", DepositReference: "att-paid"}
-	if _, err := p.Refund(ctx, r2); err != nil {
-		t.Fatal(err)
-	}
-	if res, err := p.RefundStatus(ctx, r2); err != nil || res.Status != StatusSuccess {
-		t.Fatalf("second refund: %+v %v", res, err)
-	}
-	// Nothing is left.
-	r3 := PawapayRefundRequest{Reference: "rf-3", DepositReference: "att-paid", Amount: "100", Currency: "TZS"}
-	if _, err := p.Refund(ctx, r3); err != nil {
-		t.Fatal(err)
-	}
-	if res, err := p.RefundStatus(ctx, r3); err != nil || res.Status != StatusFailed || res.Code != "DEPOSIT_ALREADY_REFUNDED" {
-		t.Fatalf("third refund: %+v %v", res, err)
-	}
-	// A refund of a deposit pawaPay does not have is refused at initiation.
-	if res, err := p.Refund(ctx, PawapayRefundRequest{Reference: "rf-4", DepositReference: "att-unknown"}); err != nil || res.Status != StatusFailed {
-		t.Fatalf("refund of an unknown deposit: %+v %v", res, err)
-	}
-	if _, err := p.RefundStatus(ctx, PawapayRefundRequest{Reference: "rf-4"}); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("status of a refused refund: %v", err)
-	}
-	if _, err := p.Refund(ctx, PawapayRefundRequest{Reference: "rf-5"}); err == nil {
-		t.Fatal("a refund without a deposit reference was accepted")
-	}
-	if c := fake.Counters(); c.RefundsCreated[PawapayRefundID("rf-1")] != 1 || c.RefundInitiations[PawapayRefundID("rf-1")] != 2 {
-		t.Fatalf("counters %+v", c)
-	}
+	t.Run("full", func(t *testing.T) {
+		req := ppRefund("shop.rf-full.r", "shop.trx-full.1", "10000.00", true)
+		if res := ppRefundOutcome(t, p, req); res.Status != StatusSuccess {
+			t.Fatalf("full refund: %+v", res)
+		}
+		// The guide's full refund: refundId and depositId, no amount or currency.
+		body := rec.last(t, "/v2/refunds")
+		want := map[string]any{"refundId": PawapayRefundID("shop.rf-full.r"), "depositId": PawapayDepositID("shop.trx-full.1"), "clientReferenceId": "shop.rf-full.r"}
+		if fmt.Sprint(body) != fmt.Sprint(want) {
+			t.Fatalf("full refund body %v, want %v", body, want)
+		}
+		d := ppRaw(t, fake, "/v2/refunds/"+PawapayRefundID("shop.rf-full.r"))["data"].(map[string]any)
+		if d["amount"] != "10000" || d["depositId"] != nil && d["depositId"] != PawapayDepositID("shop.trx-full.1") {
+			t.Fatalf("full refund as pawaPay holds it: %v", d)
+		}
+	})
+
+	t.Run("two partials, then nothing left", func(t *testing.T) {
+		r1 := ppRefund("shop.rf-p1.r", "shop.trx-part.1", "4000.00", false)
+		if res := ppRefundOutcome(t, p, r1); res.Status != StatusSuccess {
+			t.Fatalf("first partial refund: %+v", res)
+		}
+		if body := rec.last(t, "/v2/refunds"); body["amount"] != "4000" || body["currency"] != "TZS" {
+			t.Fatalf("partial refund body %v, want amount 4000 TZS", body)
+		}
+		if res := ppRefundOutcome(t, p, ppRefund("shop.rf-p2.r", "shop.trx-part.1", "6000", false)); res.Status != StatusSuccess {
+			t.Fatalf("second partial refund: %+v", res)
+		}
+		res := ppRefundOutcome(t, p, ppRefund("shop.rf-p3.r", "shop.trx-part.1", "100", false))
+		if res.Status != StatusFailed || res.Code != "DEPOSIT_ALREADY_REFUNDED" {
+			t.Fatalf("refund of a refunded deposit: %+v", res)
+		}
+	})
+
+	t.Run("over the deposit's amount", func(t *testing.T) {
+		res := ppRefundOutcome(t, p, ppRefund("shop.rf-over.r", "shop.trx-over.1", "10001", false))
+		if res.Status != StatusFailed || res.Code != "AMOUNT_TOO_LARGE" {
+			t.Fatalf("refund over the deposit: %+v", res)
+		}
+		// Its failure gave nothing away: the whole deposit can still be refunded.
+		if res := ppRefundOutcome(t, p, ppRefund("shop.rf-over2.r", "shop.trx-over.1", "10000", false)); res.Status != StatusSuccess {
+			t.Fatalf("refund of the whole deposit after the refused one: %+v", res)
+		}
+	})
+
+	t.Run("one refund per refundId", func(t *testing.T) {
+		req := ppRefund("shop.rf-p1.r", "shop.trx-part.1", "4000.00", false)
+		if res, err := p.Refund(ctx, req); err != nil || res != (Result{Status: StatusPending, ProviderReference: PawapayRefundID("shop.rf-p1.r")}) {
+			t.Fatalf("re-sent refund: %+v %v (DUPLICATE_IGNORED is PENDING)", res, err)
+		}
+		if res, err := p.RefundStatus(ctx, req); err != nil || res.Status != StatusSuccess {
+			t.Fatalf("re-sent refund's status: %+v %v", res, err)
+		}
+		c := fake.Counters()
+		if id := PawapayRefundID("shop.rf-p1.r"); c.RefundsCreated[id] != 1 || c.RefundInitiations[id] != 2 || c.DuplicatesIgnored != 1 {
+			t.Fatalf("counters %+v", c)
+		}
+	})
+
+	t.Run("status NOT_FOUND", func(t *testing.T) {
+		if _, err := p.RefundStatus(ctx, RefundRequest{Reference: "shop.rf-never.r"}); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("status of a refund never sent: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("refused before sending", func(t *testing.T) {
+		c := fake.Counters()
+		before := 0
+		for _, n := range c.RefundInitiations {
+			before += n
+		}
+		// A refund of a deposit pawaPay does not have is refused at initiation, and never created.
+		if res, err := p.Refund(ctx, ppRefund("shop.rf-unknown.r", "shop.trx-unknown.1", "1", false)); err != nil || res.Status != StatusFailed {
+			t.Fatalf("refund of an unknown deposit: %+v %v", res, err)
+		}
+		if _, err := p.RefundStatus(ctx, RefundRequest{Reference: "shop.rf-unknown.r"}); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("status of a refused refund: %v", err)
+		}
+		// Nothing is sent without a payment reference, for a partial refund without an amount,
+		// or when the payment's depositId is not the one its reference derives.
+		if _, err := p.Refund(ctx, RefundRequest{Reference: "shop.rf-x.r", Full: true}); err == nil {
+			t.Fatal("a refund without a payment reference was accepted")
+		}
+		if _, err := p.Refund(ctx, RefundRequest{Reference: "shop.rf-x.r", Payment: "shop.trx-part.1"}); err == nil {
+			t.Fatal("a partial refund without an amount was accepted")
+		}
+		mismatch := ppRefund("shop.rf-x.r", "shop.trx-part.1", "1", false)
+		mismatch.PaymentProvider = PawapayDepositID("shop.trx-other.1")
+		if res, err := p.Refund(ctx, mismatch); err != nil || res.Status != StatusFailed || res.Code != paygatev1.FailureProviderError {
+			t.Fatalf("refund of a payment with another depositId: %+v %v", res, err)
+		}
+		after := 0
+		for _, n := range fake.Counters().RefundInitiations {
+			after += n
+		}
+		if after != before+1 {
+			t.Fatalf("%d refund initiations sent, want 1", after-before)
+		}
+	})
 }
 
 func TestPawapayToolkit(t *testing.T) {

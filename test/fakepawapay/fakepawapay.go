@@ -15,7 +15,10 @@
 //     GET /v2/deposits/{depositId} (FOUND with data, or NOT_FOUND), and
 //     POST /v2/deposits/resend-callback/{depositId}.
 //   - Payouts (POST /v2/payouts, GET /v2/payouts/{payoutId}, resend-callback) and refunds
-//     (POST /v2/refunds, GET /v2/refunds/{refundId}, resend-callback) likewise.
+//     (POST /v2/refunds, GET /v2/refunds/{refundId}, resend-callback) likewise. Refunds of a
+//     COMPLETED deposit, full (no amount: what is left) or partial, several up to its amount
+//     (beyond it, AMOUNT_TOO_LARGE; nothing left, DEPOSIT_ALREADY_REFUNDED), one at a time (a new
+//     one while another is processing is REJECTED with REFUND_IN_PROGRESS).
 //   - Statuses: ACCEPTED at initiation, then PROCESSING (ENQUEUED for payouts while the provider's
 //     payouts are DELAYED), optionally IN_RECONCILIATION, and finally COMPLETED or FAILED with a
 //     failureReason {failureCode, failureMessage}.
@@ -769,9 +772,18 @@ func (s *Server) initiate(r *http.Request, kind Operation) answer {
 		s.mu.Unlock()
 		return answer{http.StatusOK, a}
 	}
+	var settledJobs []callbackJob
+	if kind == OpRefund {
+		// Settle, by the clock, the refunds that are due: a refund still in progress keeps the
+		// next one of its deposit out (validateLocked).
+		for _, r := range s.ops[OpRefund] {
+			settledJobs = append(settledJobs, s.evaluateLocked(r, now, false)...)
+		}
+	}
 	o, rej := s.validateLocked(kind, id, &req)
 	if rej != nil {
 		s.mu.Unlock()
+		s.run(settledJobs)
 		return *rej
 	}
 	o.created = now
@@ -814,7 +826,7 @@ func (s *Server) initiate(r *http.Request, kind Operation) answer {
 	case OpRefund:
 		s.counters.RefundsCreated[id]++
 	}
-	jobs := s.evaluateLocked(o, now, false)
+	jobs := append(settledJobs, s.evaluateLocked(o, now, false)...)
 	if s.realTime && o.sc.SettleAfter > 0 {
 		s.wg.Add(1)
 		go func(d time.Duration) {
@@ -870,6 +882,14 @@ func (s *Server) validateLocked(kind Operation, id string, req *initiationReques
 		// otherwise (the documentation read does not name the code).
 		if dep == nil || !dep.final || dep.status != StatusCompleted {
 			return rej("INVALID_PARAMETER", "depositId does not refer to a COMPLETED deposit.")
+		}
+		// https://docs.pawapay.io/v2/docs/refunds, "One refund at a time": while a refund of the
+		// deposit is processing, a new one is rejected. The code is the failure codes page's
+		// REFUND_IN_PROGRESS; the HTTP status (200, like the other rejections) is the fake's choice.
+		for _, r := range s.ops[OpRefund] {
+			if r.depositID == dep.id && !r.final {
+				return rej("REFUND_IN_PROGRESS", "Another refund of this deposit is being processed.")
+			}
 		}
 		o.depositID, o.phone, o.provider = dep.id, dep.phone, dep.provider
 		if o.amount == "" { // https://docs.pawapay.io/v2/docs/refunds: amount may be left out for a full refund

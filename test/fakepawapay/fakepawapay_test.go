@@ -851,3 +851,35 @@ func TestSettleAndTickOnAStuckNumber(t *testing.T) {
 	e.fake.ResendCallback(OpDeposit, id)
 	e.cb.waitFor(t, 2)
 }
+
+// TestOneRefundAtATime: while a refund of a deposit is processing, another refund of it is
+// rejected with REFUND_IN_PROGRESS (https://docs.pawapay.io/v2/docs/refunds, "One refund at a
+// time"); once it is final, the next one is accepted.
+func TestOneRefundAtATime(t *testing.T) {
+	e := newEnv(t, nil)
+	did := newID()
+	e.call(t, http.MethodPost, "/v2/deposits", deposit(did, vodaPhone, "VODACOM_TZA", "10000", "TZS"))
+	if _, m := e.call(t, http.MethodGet, "/v2/deposits/"+did, nil); str(m, "data", "status") != StatusCompleted {
+		t.Fatalf("deposit: %v", m)
+	}
+	e.fake.ScriptAmount("1000", Scenario{SettleAfter: time.Minute})
+	r1 := newID()
+	if _, m := e.call(t, http.MethodPost, "/v2/refunds", map[string]any{"refundId": r1, "depositId": did, "amount": "1000", "currency": "TZS"}); str(m, "status") != StatusAccepted {
+		t.Fatalf("first refund: %v", m)
+	}
+	r2 := newID()
+	code, m := e.call(t, http.MethodPost, "/v2/refunds", map[string]any{"refundId": r2, "depositId": did, "amount": "2000", "currency": "TZS"})
+	if code != http.StatusOK || str(m, "status") != StatusRejected || str(m, "failureReason", "failureCode") != "REFUND_IN_PROGRESS" {
+		t.Fatalf("refund while another is processing: %d %v", code, m)
+	}
+	if _, m := e.call(t, http.MethodGet, "/v2/refunds/"+r2, nil); str(m, "status") != "NOT_FOUND" {
+		t.Fatalf("a rejected refund was created: %v", m)
+	}
+	e.clock.Advance(time.Minute)
+	if _, m := e.call(t, http.MethodPost, "/v2/refunds", map[string]any{"refundId": r2, "depositId": did, "amount": "2000", "currency": "TZS"}); str(m, "status") != StatusAccepted {
+		t.Fatalf("refund after the first settled: %v", m)
+	}
+	if _, m := e.call(t, http.MethodGet, "/v2/refunds/"+r1, nil); str(m, "data", "status") != StatusCompleted {
+		t.Fatalf("first refund: %v", m)
+	}
+}
