@@ -24,17 +24,20 @@ import (
 
 // The pawaPay and Daraja callback routes (docs/providers.md, "Callbacks"). Both are internal:
 // reachable by the provider only, never part of the merchant API. A callback never changes a
-// payment or payout by itself:
+// payment, payout or refund by itself:
 //
 //   - pawaPay: a verified callback (signed where the account signs) only wakes the controller,
-//     which asks pawaPay for the status (GET /v2/deposits/{depositId}) before anything changes.
+//     which asks pawaPay for the status (GET /v2/deposits/{depositId}, /v2/payouts/{payoutId},
+//     /v2/refunds/{refundId}) before anything changes.
 //   - Daraja: nothing is signed, so the URL is the credential: each attempt's path carries its
 //     reference sealed with the gateway's callback secret (provider.Daraja.CallbackReference). An
 //     M-Pesa Express callback wakes the controller and, for a push whose acceptance was lost,
 //     gives it the CheckoutRequestID (paygatev1.AnnotationProviderReference): the controller
-//     confirms by M-Pesa Express Query before anything changes. A B2C result, which has no
-//     synchronous query, is recorded as it arrived at the payout's own result URL
-//     (paygatev1.AnnotationProviderResult).
+//     confirms by M-Pesa Express Query before anything changes; a successful one also leaves the
+//     payment's M-PESA receipt (paygatev1.AnnotationProviderReceipt), which only the callback
+//     carries and a refund's reversal names. A B2C result, or a reversal's (a refund), which
+//     have no synchronous query, is recorded as it arrived at the payout's or the refund's own
+//     result URL (paygatev1.AnnotationProviderResult).
 //
 // The apiserver never asks Daraja anything: a Daraja access token is one per app ("each request
 // invalidates the previous token", Authorization page), and the manager holds it.
@@ -49,39 +52,63 @@ var unknownCallback = &APIError{Status: http.StatusNotFound, Label: LabelNotFoun
 var callbackProviderDown = &APIError{Status: http.StatusServiceUnavailable, Label: LabelServiceUnavailable,
 	Message: "The callback could not be confirmed with the provider now; it was not applied."}
 
-// callbackObject is the payment or the payout a callback's reference names, with the gateway its
-// attempt went through.
+// callbackObject is the payment, the payout or the refund a callback's reference names, with the
+// gateway its attempt went through.
 type callbackObject struct {
 	payment *paygatev1.Payment
 	payout  *paygatev1.Payout
+	refund  *paygatev1.Refund
 	gateway paygatev1.GatewayCode
 	// providerReference is the provider's id the attempt stored with its acceptance ("" if none).
 	providerReference string
 }
 
 func (o callbackObject) object() client.Object {
-	if o.payment != nil {
+	switch {
+	case o.payment != nil:
 		return o.payment
+	case o.refund != nil:
+		return o.refund
 	}
 	return o.payout
 }
 
-// terminal reports whether the object ended, and failed whether it ended failed.
+// ended reports whether the object ended (terminal), and failed whether it ended failed.
 func (o callbackObject) ended() (terminal, failed bool) {
-	if o.payment != nil {
+	switch {
+	case o.payment != nil:
 		return o.payment.Terminal(), o.payment.Status.Phase == paygatev1.PaymentFailed
+	case o.refund != nil:
+		return o.refund.Terminal(), o.refund.Status.Phase == paygatev1.RefundFailed
 	}
 	return o.payout.Terminal(), o.payout.Status.Phase == paygatev1.PayoutFailed
 }
 
-// findCallbackObject reads, live, the payment ("<namespace>.<trx_id>.<sequence>") or payout
-// ("<namespace>.<name>") of reference and the attempt the reference names. A reference that names
-// no attempt is not found.
+// refundReferenceSuffix ends a refund's reference, "<namespace>.<name>.r"
+// (paygatev1.Refund.RefundReference).
+const refundReferenceSuffix = "r"
+
+// findCallbackObject reads, live, the payment ("<namespace>.<trx_id>.<sequence>"), refund
+// ("<namespace>.<name>.r") or payout ("<namespace>.<name>") of reference and the attempt the
+// reference names. A reference that names no attempt is not found.
 func (s *Server) findCallbackObject(ctx context.Context, reference string) (callbackObject, *APIError) {
 	var o callbackObject
 	parts := strings.Split(reference, ".")
 	switch len(parts) {
 	case 3:
+		if parts[2] == refundReferenceSuffix {
+			if parts[0] == "" || parts[1] == "" || len(parts[0]) > 63 || len(parts[1]) > 253 {
+				return o, unknownCallback
+			}
+			rf := &paygatev1.Refund{}
+			if apiErr := s.getLive(ctx, client.ObjectKey{Namespace: parts[0], Name: parts[1]}, rf); apiErr != nil {
+				return o, apiErr
+			}
+			if a := rf.Status.Attempt; a != nil && a.Reference == reference && rf.RefundReference() == reference {
+				o = callbackObject{refund: rf, gateway: rf.Spec.Gateway, providerReference: a.ProviderReference}
+			}
+			break
+		}
 		ns, trx, ok := splitReference(reference)
 		if !ok {
 			return o, unknownCallback
@@ -137,30 +164,44 @@ func (s *Server) providerGateway(ctx context.Context, code string, kind paygatev
 // wakes the controller (a hint: the controller asks the provider); when providerRef is given,
 // AnnotationProviderReference (the provider's id for an attempt that has none, for the controller
 // to ask with); and, when result is given, AnnotationProviderResult for the attempt (the answer of
-// a provider the controller cannot ask). It writes only to an object still under way, or to a
-// failed one when the provider says success (money that arrived late, for the controller to
-// report). A recorded final result is never replaced by one that is not final.
-func (s *Server) wakeOrRecord(ctx context.Context, o callbackObject, reference string, status provider.Status, providerRef string, result *provider.Result) *APIError {
+// a provider the controller cannot ask). It writes these only to an object still under way, or to
+// a failed one when the provider says success (money that arrived late, for the controller to
+// report). A recorded final result is never replaced by one that is not final. A receipt (a
+// payment's, AnnotationProviderReceipt) is recorded whatever the object's phase: it is what a
+// refund of the payment will name, and the controller may have confirmed the payment by query
+// before the callback carrying it arrived.
+func (s *Server) wakeOrRecord(ctx context.Context, o callbackObject, reference string, status provider.Status, providerRef string, result *provider.Result, receipt string) *APIError {
 	terminal, failed := o.ended()
-	if terminal && !(failed && status == provider.StatusSuccess) {
+	wake := !terminal || (failed && status == provider.StatusSuccess)
+	obj := o.object()
+	receiptValue := ""
+	if receipt != "" {
+		receiptValue = reference + " " + receipt
+	}
+	recordReceipt := receiptValue != "" && obj.GetAnnotations()[paygatev1.AnnotationProviderReceipt] != receiptValue
+	if !wake && !recordReceipt {
 		return nil
 	}
-	obj := o.object()
 	base := obj.DeepCopyObject().(client.Object)
 	ann := obj.GetAnnotations()
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann[paygatev1.AnnotationProviderCallback] = string(status) + " " + s.opts.Clock.Now().UTC().Format(time.RFC3339Nano)
-	if providerRef != "" {
-		ann[paygatev1.AnnotationProviderReference] = reference + " " + providerRef
-	}
-	if result != nil {
-		prevRef, prevStatus, _, ok := paygatev1.ParseProviderResult(ann[paygatev1.AnnotationProviderResult])
-		prevFinal := ok && prevRef == reference && provider.Status(prevStatus).Terminal()
-		if !prevFinal || result.Status.Terminal() {
-			ann[paygatev1.AnnotationProviderResult] = providerResultValue(reference, *result)
+	if wake {
+		ann[paygatev1.AnnotationProviderCallback] = string(status) + " " + s.opts.Clock.Now().UTC().Format(time.RFC3339Nano)
+		if providerRef != "" {
+			ann[paygatev1.AnnotationProviderReference] = reference + " " + providerRef
 		}
+		if result != nil {
+			prevRef, prevStatus, _, ok := paygatev1.ParseProviderResult(ann[paygatev1.AnnotationProviderResult])
+			prevFinal := ok && prevRef == reference && provider.Status(prevStatus).Terminal()
+			if !prevFinal || result.Status.Terminal() {
+				ann[paygatev1.AnnotationProviderResult] = providerResultValue(reference, *result)
+			}
+		}
+	}
+	if recordReceipt {
+		ann[paygatev1.AnnotationProviderReceipt] = receiptValue
 	}
 	obj.SetAnnotations(ann)
 	if err := s.opts.Writer.Patch(ctx, obj, client.MergeFrom(base)); err != nil {
@@ -197,7 +238,7 @@ func callbackReceived(w http.ResponseWriter) {
 
 // darajaCallback receives POST /internal/provider/callbacks/daraja/{gateway}/{token}[/{kind}]:
 // an M-Pesa Express callback (no kind) for a payment, or a result ("result") or queue time-out
-// notice ("timeout") for a payout's B2C payment.
+// notice ("timeout") for a payout's B2C payment or a refund's reversal.
 func (s *Server) darajaCallback(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	kind := r.PathValue("kind")
@@ -248,6 +289,8 @@ func (s *Server) darajaCallback(w http.ResponseWriter, r *http.Request) {
 		apiErr = s.darajaSTKCallback(ctx, o, reference, body)
 	case kind != "" && o.payout != nil:
 		apiErr = s.darajaB2CResult(ctx, o, reference, kind, body)
+	case kind != "" && o.refund != nil:
+		apiErr = s.darajaReversalResult(ctx, o, reference, kind, body)
 	default:
 		apiErr = unknownCallback
 	}
@@ -263,10 +306,21 @@ func (s *Server) darajaCallback(w http.ResponseWriter, r *http.Request) {
 // CheckoutRequestID must be the attempt's when the acceptance stored one; when it did not (the
 // push's answer was lost), the CheckoutRequestID is recorded for the controller, which confirms
 // the outcome by M-Pesa Express Query (https://developer.safaricom.co.ke/apis/MpesaExpressQuery).
+// A successful callback's MpesaReceiptNumber (CallbackMetadata) is recorded on the payment
+// (AnnotationProviderReceipt): the query does not give it, and a reversal needs it. A callback
+// whose receipt is not a receipt (paygatev1.ValidProviderReceipt) is refused.
 func (s *Server) darajaSTKCallback(ctx context.Context, o callbackObject, reference string, body []byte) *APIError {
 	cb, err := provider.ParseSTKCallback(body)
+	notResult := &APIError{Status: http.StatusBadRequest, Label: LabelBadRequest, Message: "The callback is not an M-Pesa Express result."}
 	if err != nil || !darajaID(cb.CheckoutRequestID) {
-		return &APIError{Status: http.StatusBadRequest, Label: LabelBadRequest, Message: "The callback is not an M-Pesa Express result."}
+		return notResult
+	}
+	receipt := ""
+	if cb.Result.Status == provider.StatusSuccess && cb.MpesaReceiptNumber != "" {
+		if !paygatev1.ValidProviderReceipt(cb.MpesaReceiptNumber) {
+			return notResult
+		}
+		receipt = cb.MpesaReceiptNumber
 	}
 	learnt := ""
 	switch o.providerReference {
@@ -277,10 +331,10 @@ func (s *Server) darajaSTKCallback(ctx context.Context, o callbackObject, refere
 		s.opts.Log.Info("M-Pesa Express callback about another CheckoutRequestID than the attempt's", "reference", reference)
 		return unknownCallback
 	}
-	if apiErr := s.wakeOrRecord(ctx, o, reference, cb.Result.Status, learnt, nil); apiErr != nil {
+	if apiErr := s.wakeOrRecord(ctx, o, reference, cb.Result.Status, learnt, nil, receipt); apiErr != nil {
 		return apiErr
 	}
-	s.opts.Log.Info("Daraja callback", "reference", reference, "status", cb.Result.Status)
+	s.opts.Log.Info("Daraja callback", "reference", reference, "status", cb.Result.Status, "receipt", receipt != "")
 	return nil
 }
 
@@ -316,10 +370,38 @@ func (s *Server) darajaB2CResult(ctx context.Context, o callbackObject, referenc
 		s.opts.Log.Info("Daraja result about another request than the payout's", "reference", reference)
 		return unknownCallback
 	}
-	if apiErr := s.wakeOrRecord(ctx, o, reference, res.Result.Status, "", &res.Result); apiErr != nil {
+	if apiErr := s.wakeOrRecord(ctx, o, reference, res.Result.Status, "", &res.Result, ""); apiErr != nil {
 		return apiErr
 	}
 	s.opts.Log.Info("Daraja result", "reference", reference, "status", res.Result.Status, "kind", kind)
+	return nil
+}
+
+// darajaReversalResult records a reversal's result, or a queue time-out notice (AMBIGUOUS), that
+// arrived at the refund's own result URL (https://developer.safaricom.co.ke/apis/Reversal,
+// provider.Daraja.Refund). A Reversal request carries no OriginatorConversationID of ours
+// (Safaricom assigns it), so the result is matched by what it does carry: its ConversationID must
+// be the attempt's once the acknowledgement was stored, and its OriginalTransactionID (a
+// successful result's parameter) the refunded payment's receipt.
+func (s *Server) darajaReversalResult(ctx context.Context, o callbackObject, reference, kind string, body []byte) *APIError {
+	parse := provider.ParseResult
+	if kind == provider.DarajaCallbackTimeout {
+		parse = provider.ParseQueueTimeout
+	}
+	res, err := parse(body)
+	if err != nil {
+		return &APIError{Status: http.StatusBadRequest, Label: LabelBadRequest, Message: "The callback is not a Daraja result."}
+	}
+	original, receipt := res.Parameters["OriginalTransactionID"], o.refund.Spec.Payment.Receipt
+	if (o.providerReference != "" && res.ConversationID != "" && res.ConversationID != o.providerReference) ||
+		(original != "" && receipt != "" && original != receipt) {
+		s.opts.Log.Info("Daraja result about another request than the refund's reversal", "reference", reference)
+		return unknownCallback
+	}
+	if apiErr := s.wakeOrRecord(ctx, o, reference, res.Result.Status, "", &res.Result, ""); apiErr != nil {
+		return apiErr
+	}
+	s.opts.Log.Info("Daraja reversal result", "reference", reference, "status", res.Result.Status, "kind", kind)
 	return nil
 }
 
@@ -366,11 +448,13 @@ var _ [maxBodyBytes - provider.MaxCallbackBody]struct{}
 
 // ---- pawaPay ----
 
-// pawapayCallback receives POST /internal/provider/callbacks/pawapay: a deposit or payout
+// pawapayCallback receives POST /internal/provider/callbacks/pawapay: a deposit, payout or refund
 // callback (https://docs.pawapay.io/v2/api-reference/deposits/deposit-callback,
-// https://docs.pawapay.io/v2/api-reference/payouts/payout-callback), the same URL for both
+// https://docs.pawapay.io/v2/api-reference/payouts/payout-callback,
+// https://docs.pawapay.io/v2/api-reference/refunds/refund-callback), the same URL for all
 // (pawaPay configures callback URLs per account and operation type). The clientReferenceId names
-// the attempt, and pawaPay's id must be the one Paygate derives from it. A signature, when
+// the attempt (Paygate sends its reference as clientReferenceId), and pawaPay's id must be the one
+// Paygate derives from it. A signature, when
 // present or required by the gateway (spec.pawapay.signedCallbacks), must verify against the
 // keys pawaPay publishes. The callback then only wakes the controller.
 func (s *Server) pawapayCallback(w http.ResponseWriter, r *http.Request) {
@@ -386,7 +470,7 @@ func (s *Server) pawapayCallback(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(body, &head)
 	kind, id, status, _, err := provider.ParsePawapayCallback(body)
 	if err != nil || head.ClientReferenceID == "" {
-		writeError(w, &APIError{Status: http.StatusBadRequest, Label: LabelBadRequest, Message: "The callback is not a pawaPay deposit or payout."})
+		writeError(w, &APIError{Status: http.StatusBadRequest, Label: LabelBadRequest, Message: "The callback is not a pawaPay deposit, payout or refund."})
 		return
 	}
 	reference := head.ClientReferenceID
@@ -396,14 +480,27 @@ func (s *Server) pawapayCallback(w http.ResponseWriter, r *http.Request) {
 		want = provider.PawapayDepositID(reference)
 	case provider.PawapayKindPayout:
 		want = provider.PawapayPayoutID(reference)
+	case provider.PawapayKindRefund:
+		want = provider.PawapayRefundID(reference)
 	}
 	if want == "" || !strings.EqualFold(want, id) {
 		writeError(w, unknownCallback)
 		return
 	}
 	o, apiErr := s.findCallbackObject(ctx, reference)
-	if apiErr == nil && (kind == provider.PawapayKindDeposit) != (o.payment != nil) {
-		apiErr = unknownCallback
+	if apiErr == nil {
+		var ok bool
+		switch kind {
+		case provider.PawapayKindDeposit:
+			ok = o.payment != nil
+		case provider.PawapayKindPayout:
+			ok = o.payout != nil
+		default:
+			ok = o.refund != nil
+		}
+		if !ok {
+			apiErr = unknownCallback
+		}
 	}
 	if apiErr != nil {
 		writeError(w, apiErr)
@@ -418,7 +515,7 @@ func (s *Server) pawapayCallback(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiErr)
 		return
 	}
-	if apiErr := s.wakeOrRecord(ctx, o, reference, status, "", nil); apiErr != nil {
+	if apiErr := s.wakeOrRecord(ctx, o, reference, status, "", nil, ""); apiErr != nil {
 		writeError(w, apiErr)
 		return
 	}

@@ -120,6 +120,9 @@ var (
 	// ErrResultsByCallback: B2C results arrive only at the ResultURL; it wraps
 	// ErrAnswersByCallback.
 	ErrResultsByCallback = fmt.Errorf("%w: daraja: B2C results arrive only at the ResultURL", ErrAnswersByCallback)
+	// ErrReversalByCallback: a reversal's result arrives only at its ResultURL (the Reversal API
+	// has no status query by our reference); it wraps ErrAnswersByCallback.
+	ErrReversalByCallback = fmt.Errorf("%w: daraja: reversal results arrive only at the ResultURL", ErrAnswersByCallback)
 	// ErrDarajaTokenRejected: Daraja refused the access token of a money-moving request (an STK
 	// push, a B2C payment, a reversal). It is not retried, because a retry could send twice; the
 	// cached token is dropped so that the next call fetches a new one.
@@ -214,7 +217,10 @@ type darajaSecrets struct {
 func (*darajaSecrets) String() string   { return "[REDACTED]" }
 func (*darajaSecrets) GoString() string { return "[REDACTED]" }
 
-var _ Provider = (*Daraja)(nil)
+var (
+	_ Provider = (*Daraja)(nil)
+	_ Refunder = (*Daraja)(nil)
+)
 
 // NewDaraja validates cfg and returns the adapter.
 func NewDaraja(cfg DarajaConfig) (*Daraja, error) {
@@ -1303,6 +1309,86 @@ func (d *Daraja) Reverse(ctx context.Context, r ReversalRequest) (DarajaAck, err
 		"Remarks":                "Paygate reversal",
 		"Occasion":               "",
 	}, false)
+}
+
+// darajaMaxReceipt bounds an M-PESA receipt (TransactionID): one token of printable ASCII, like
+// the api's AnnotationProviderReceipt.
+const darajaMaxReceipt = 64
+
+// RefundScope implements Refunder: M-Pesa's refund is a reversal of the whole customer payment,
+// once ("The transaction has already been reversed", Reversal result R000001); there is no
+// partial reversal.
+func (d *Daraja) RefundScope() RefundScope { return RefundsFull }
+
+// Refund implements Refunder with a reversal (Reverse, https://developer.safaricom.co.ke/apis/Reversal)
+// of the collection's M-PESA receipt: TransactionID = req.PaymentReceipt (the MpesaReceiptNumber
+// of the M-Pesa Express callback, which the apiserver records on the payment,
+// paygatev1.AnnotationProviderReceipt), Amount = req.Amount in whole shillings, ResultURL and
+// QueueTimeOutURL = ResultURLFor and QueueTimeoutURLFor(req.Reference). The Reversal request has
+// no OriginatorConversationID of ours (Safaricom assigns one and echoes it in the
+// acknowledgement and the result), so the result is matched by its URL, its ConversationID and
+// its OriginalTransactionID. The acknowledgement is PENDING with ProviderReference =
+// ConversationID; the result arrives at the ResultURL only (RefundStatus). A refund that is not
+// the whole payment, in another currency than KES, or of a payment without a receipt is refused
+// before any request with an error wrapping ErrDarajaInvalidRequest. A documented validation
+// error (HTTP 400, 400.002.*) is FAILED; any other answer is an error. A reversal moves money: it
+// is never sent twice here (Capabilities: no de-duplication).
+func (d *Daraja) Refund(ctx context.Context, req RefundRequest) (Result, error) {
+	if req.Reference == "" {
+		return Result{}, fmt.Errorf("%w: empty refund reference", ErrDarajaInvalidRequest)
+	}
+	if req.PaymentReceipt == "" {
+		return Result{}, fmt.Errorf("%w: refund %s: the payment has no M-PESA receipt to reverse (it arrives only in the M-Pesa Express callback of a successful payment)",
+			ErrDarajaInvalidRequest, req.Reference)
+	}
+	if !darajaToken(req.PaymentReceipt, darajaMaxReceipt) {
+		return Result{}, fmt.Errorf("%w: refund %s: the payment's M-PESA receipt is not one token of printable characters", ErrDarajaInvalidRequest, req.Reference)
+	}
+	if !req.Full || (req.PaymentAmount != "" && !darajaSameAmount(req.Amount, req.PaymentAmount)) {
+		return Result{}, fmt.Errorf("%w: refund %s: M-Pesa reverses whole payments only (%s of %s asked)", ErrDarajaInvalidRequest,
+			req.Reference, truncateUpstreamText(req.Amount), truncateUpstreamText(req.PaymentAmount))
+	}
+	if err := darajaCheckKES(req.Currency); err != nil {
+		return Result{}, err
+	}
+	ack, err := d.Reverse(ctx, ReversalRequest{TransactionID: req.PaymentReceipt, Amount: req.Amount, Reference: req.Reference})
+	if err != nil {
+		var de *DarajaError
+		if errors.As(err, &de) && de.validation() {
+			return Result{Status: StatusFailed, Code: paygatev1.FailureProviderError, Message: de.ErrorMessage}, nil
+		}
+		return Result{}, err
+	}
+	return Result{Status: StatusPending, ProviderReference: ack.ConversationID, Message: ack.ResponseDescription}, nil
+}
+
+// RefundStatus implements Refunder: the Reversal API answers only at the ResultURL, so this
+// returns ErrReversalByCallback (wrapping ErrAnswersByCallback): the attempt takes the result
+// the apiserver received at the refund's own ResultURL and recorded on the Refund
+// (paygatev1.AnnotationProviderResult), or waits for it.
+func (d *Daraja) RefundStatus(context.Context, RefundRequest) (Result, error) {
+	return Result{}, ErrReversalByCallback
+}
+
+// darajaSameAmount reports whether two amounts are the same whole shillings ("1500" and
+// "1500.00"); amounts that are not are left to Reverse to refuse.
+func darajaSameAmount(a, b string) bool {
+	x, errA := darajaWholeShillings(a)
+	y, errB := darajaWholeShillings(b)
+	return errA != nil || errB != nil || x == y
+}
+
+// darajaToken reports whether s is one token of 1 to maxLen printable ASCII characters.
+func darajaToken(s string, maxLen int) bool {
+	if s == "" || len(s) > maxLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // AccountBalance sends an Account Balance query (https://developer.safaricom.co.ke/apis/AccountBalance)

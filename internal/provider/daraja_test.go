@@ -1021,3 +1021,79 @@ func TestDarajaDocsTable(t *testing.T) {
 		t.Errorf("docs/providers.md lists %s, which the code does not map", k)
 	}
 }
+
+// TestDarajaRefunds drives *Daraja as a Refunder against the fake over HTTP: the refund is a
+// reversal of the collection's M-PESA receipt, acknowledged PENDING, its result posted to the
+// refund's own result URL; refunds Daraja cannot make are refused unsent.
+func TestDarajaRefunds(t *testing.T) {
+	f := newDarajaFixture(t, fakedaraja.Options{})
+	ctx := context.Background()
+	var r Refunder = f.d
+	if r.RefundScope() != RefundsFull || RefundScopeOf(f.d) != RefundsFull {
+		t.Fatalf("refund scope %q, want Full", r.RefundScope())
+	}
+	pushed := f.push(t, "shop.trx-1.1", darajaTestPhone, "250")
+	cb, err := ParseSTKCallback(f.sink.wait(t, mustPath(t, f.d.CallbackURLFor("shop.trx-1.1"))).Body)
+	if err != nil || cb.MpesaReceiptNumber == "" {
+		t.Fatalf("callback = %+v, %v", cb, err)
+	}
+	req := RefundRequest{Reference: "shop.rf-1.r", Payment: "shop.trx-1.1", PaymentProvider: pushed.ProviderReference,
+		PaymentReceipt: cb.MpesaReceiptNumber, PaymentAmount: "250.00", Full: true, Phone: darajaTestPhone, Amount: "250.00", Currency: "KES"}
+
+	// Refused before any request: no receipt, a part of the payment, another currency, a receipt
+	// that is not one token.
+	for name, mod := range map[string]func(*RefundRequest){
+		"no receipt":      func(r *RefundRequest) { r.PaymentReceipt = "" },
+		"partial":         func(r *RefundRequest) { r.Full, r.Amount = false, "100" },
+		"not the amount":  func(r *RefundRequest) { r.Amount = "200" },
+		"currency":        func(r *RefundRequest) { r.Currency = "TZS" },
+		"receipt":         func(r *RefundRequest) { r.PaymentReceipt = "SJ1 23" },
+		"empty reference": func(r *RefundRequest) { r.Reference = "" },
+	} {
+		bad := req
+		mod(&bad)
+		if res, err := f.d.Refund(ctx, bad); !errors.Is(err, ErrDarajaInvalidRequest) || res != (Result{}) {
+			t.Errorf("%s: Refund = %+v, %v; want an error wrapping ErrDarajaInvalidRequest", name, res, err)
+		}
+	}
+	if _, err := f.d.Refund(ctx, RefundRequest{Reference: "shop.rf-0.r", Payment: "shop.trx-1.1"}); err == nil ||
+		!strings.Contains(err.Error(), "receipt") {
+		t.Fatalf("a refund without a receipt: %v, want an error that says so", err)
+	}
+	if n := f.fake.ReversalCount(); n != 0 {
+		t.Fatalf("%d reversals sent for refused refunds", n)
+	}
+
+	// The reversal is acknowledged; the result arrives at the refund's own result URL.
+	res, err := f.d.Refund(ctx, req)
+	if err != nil || res.Status != StatusPending || res.ProviderReference == "" {
+		t.Fatalf("Refund = %+v, %v; want PENDING with the ConversationID", res, err)
+	}
+	if _, err := f.d.RefundStatus(ctx, req); !errors.Is(err, ErrAnswersByCallback) || !errors.Is(err, ErrReversalByCallback) {
+		t.Fatalf("RefundStatus: %v, want ErrAnswersByCallback", err)
+	}
+	post := f.sink.wait(t, mustPath(t, f.d.ResultURLFor("shop.rf-1.r")))
+	if !f.d.VerifyCallbackPath(post.Path, "shop.rf-1.r") || IsQueueTimeoutPath(post.Path) {
+		t.Fatal("the reversal result's path does not verify as the refund's result URL")
+	}
+	result, err := ParseResult(post.Body)
+	if err != nil || result.Result.Status != StatusSuccess || result.ConversationID != res.ProviderReference ||
+		result.Parameters["OriginalTransactionID"] != cb.MpesaReceiptNumber {
+		t.Fatalf("reversal result = %+v, %v", result, err)
+	}
+	if !f.fake.Reversed(cb.MpesaReceiptNumber) || f.fake.ReversalCount() != 1 {
+		t.Fatalf("reversed %v, reversals %d", f.fake.Reversed(cb.MpesaReceiptNumber), f.fake.ReversalCount())
+	}
+
+	// A second refund of the same payment: acknowledged, and failed at its result URL (M-Pesa
+	// reverses a transaction once).
+	again := req
+	again.Reference = "shop.rf-2.r"
+	if res, err := f.d.Refund(ctx, again); err != nil || res.Status != StatusPending {
+		t.Fatalf("second Refund = %+v, %v", res, err)
+	}
+	result, err = ParseResult(f.sink.wait(t, mustPath(t, f.d.ResultURLFor("shop.rf-2.r"))).Body)
+	if err != nil || result.Result.Status != StatusFailed || result.ResultCode != string(fakedaraja.ResultAlreadyReversed) {
+		t.Fatalf("second reversal result = %+v, %v", result, err)
+	}
+}
