@@ -51,6 +51,9 @@ const (
 	LabelPayoutRejected          = "Payout Rejected"
 	LabelInsufficientBalance     = "INSUFFICIENT_BALANCE"
 	LabelNoPayoutMethod          = "PAYOUT_METHOD_UNAVAILABLE"
+	LabelRefundRejected          = "REFUND_REJECTED"
+	LabelPaymentNotRefundable    = "PAYMENT_NOT_REFUNDABLE"
+	LabelRefundNotSupported      = "REFUND_NOT_SUPPORTED"
 )
 
 var (

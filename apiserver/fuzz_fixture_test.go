@@ -421,6 +421,7 @@ var documentedErrors = map[string][]int{
 	LabelMerchantPendingApproval:            {403},
 	LabelMerchantSuspended:                  {403},
 	LabelPayoutRejected:                     {403},
+	LabelRefundRejected:                     {403},
 	LabelNotFound:                           {404},
 	LabelMethodNotAllowed:                   {405},
 	LabelDuplicateReference:                 {409},
@@ -428,12 +429,14 @@ var documentedErrors = map[string][]int{
 	LabelIdempotencyKeyReused:               {409},
 	LabelPaymentNotPending:                  {409},
 	LabelPushInProgress:                     {409},
+	LabelPaymentNotRefundable:               {409},
 	string(paygatev1.FailureExpiredSession): {409},
 	LabelUnsupportedMediaType:               {415},
 	LabelValidationFailed:                   {422},
 	LabelInvalidAmount:                      {422},
 	LabelInsufficientBalance:                {422},
 	LabelNoPayoutMethod:                     {422},
+	LabelRefundNotSupported:                 {422},
 	LabelInvalidCurrency:                    {422},
 	LabelWalletUnavailable:                  {422},
 	LabelNoPaymentMethod:                    {422},
@@ -443,6 +446,13 @@ var documentedErrors = map[string][]int{
 // idempotentRoutes take an Idempotency-Key (docs/api.md, Idempotency).
 var idempotentRoutes = []string{"/api/v1/payments", "/api/v1/initiate-payment", "/api/v1/payouts",
 	"/api/v1/billing/plans", "/api/v1/billing/subscriptions"}
+
+// isRefundCreate reports whether path is a refund create (POST /api/v1/payments/{trx_id}/refunds),
+// which takes an Idempotency-Key too.
+func isRefundCreate(path string) bool {
+	trx, ok := strings.CutSuffix(strings.TrimPrefix(path, "/api/v1/payments/"), "/refunds")
+	return ok && strings.HasPrefix(path, "/api/v1/payments/") && trx != "" && !strings.Contains(trx, "/")
+}
 
 // errorBody is the error shape of docs/api.md (Errors), and nothing else.
 type errorBody struct {
@@ -525,7 +535,7 @@ func (f *fuzzFixture) checkExchange(t *testing.T, r *http.Request, w *httptest.R
 	if !readOnly && !refused {
 		return
 	}
-	keyMayBeKept := refused && r.Method == http.MethodPost && slices.Contains(idempotentRoutes, path) &&
+	keyMayBeKept := refused && r.Method == http.MethodPost && (slices.Contains(idempotentRoutes, path) || isRefundCreate(path)) &&
 		r.Header.Get("Idempotency-Key") != "" && !slices.Contains([]int{401, 404, 405, 415, 429}, w.Code) &&
 		label != LabelMerchantSuspended && label != LabelMerchantPendingApproval
 	for _, wr := range netWrites(writes) {

@@ -81,6 +81,8 @@ func serve(s *Server, r *http.Request) *httptest.ResponseRecorder {
 func TestMetricLabels(t *testing.T) {
 	for pattern, want := range map[string]string{
 		"/api/v1/payments/{trx_id}":         "/api/v1/payments/{trx_id}",
+		"/api/v1/payments/{trx_id}/refunds": "/api/v1/payments/{trx_id}/refunds",
+		"/api/v1/refunds/{id}":              "/api/v1/refunds/{id}",
 		"GET /checkout/{trx_id}":            "/checkout/{trx_id}",
 		"POST /internal/provider/callbacks": "/internal/provider/callbacks",
 		"/":                                 routeOther,
@@ -156,7 +158,7 @@ func TestMetricLabelsStayBounded(t *testing.T) {
 		}
 		return marker + string(b)
 	}
-	prefixes := []string{"/", "/api/v1/", "/api/v1/payments/", "/api/v1/payouts/", "/api/v1/billing/subscriptions/",
+	prefixes := []string{"/", "/api/v1/", "/api/v1/payments/", "/api/v1/payouts/", "/api/v1/refunds/", "/api/v1/billing/subscriptions/",
 		"/checkout/", "/checkout-assets/", "/internal/provider/", "/api/v1/verify-payment/"}
 	methods := []string{"GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", marker + "M", "get"}
 	for i := 0; i < 2000; i++ {

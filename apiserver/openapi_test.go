@@ -143,7 +143,7 @@ func TestOpenAPIDocumentMatchesRoutes(t *testing.T) {
 func TestOpenAPIOperationsDocumentTheirErrors(t *testing.T) {
 	doc := loadOpenAPIDocument(t)
 	creates := map[string]bool{"POST /api/v1/payments": true, "POST /api/v1/initiate-payment": true, "POST /api/v1/payouts": true,
-		"POST /api/v1/billing/plans": true, "POST /api/v1/billing/subscriptions": true}
+		"POST /api/v1/billing/plans": true, "POST /api/v1/billing/subscriptions": true, "POST /api/v1/payments/{trx_id}/refunds": true}
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			name := method + " " + path
@@ -282,7 +282,8 @@ func newExchangeCluster(t testing.TB, mods ...func(*Options)) *exchangeFixture {
 		WithIndex(&paygatev1.Merchant{}, index.MerchantBusinessID, index.MerchantBusinessIDs).
 		WithIndex(&paygatev1.GatewaySelection{}, index.SelectionMerchant, func(o client.Object) []string {
 			return []string{o.(*paygatev1.GatewaySelection).Spec.MerchantRef.Name}
-		}).Build()
+		}).
+		WithIndex(&paygatev1.Refund{}, refundPaymentIndex, refundPaymentKeys).Build()
 	f.k8s = fc
 	opts := Options{Cache: fc, Writer: fc, APIReader: fc, CheckoutKey: []byte("checkout-key")}
 	for _, mod := range mods {
@@ -450,6 +451,7 @@ func TestOpenAPIRejectsWrongResponses(t *testing.T) {
 		"currency": "TZS", "net_amount": 1500.0, "customer": map[string]any{"name": "", "email": ""},
 		"description": "", "environment": "sandbox",
 		"created_at": "2026-01-15T09:30:00.000000Z", "updated_at": "2026-01-15T09:30:00.000000Z",
+		"amount_refunded": 0.0, "refund_state": "none",
 	}
 	if err := schema("VerificationRecord").VisitJSON(good); err != nil {
 		t.Fatalf("a good verification record is rejected: %v", err)
@@ -459,6 +461,9 @@ func TestOpenAPIRejectsWrongResponses(t *testing.T) {
 		"missing net_amount":       func(m map[string]any) { delete(m, "net_amount") },
 		"null fee":                 func(m map[string]any) { m["fee"] = nil },
 		"unknown status":           func(m map[string]any) { m["status"] = "completed" },
+		"missing refund_state":     func(m map[string]any) { delete(m, "refund_state") },
+		"unknown refund_state":     func(m map[string]any) { m["refund_state"] = "some" },
+		"amount_refunded as text":  func(m map[string]any) { m["amount_refunded"] = "0.00" },
 		"timestamp without micros": func(m map[string]any) { m["created_at"] = "2026-01-15T09:30:00Z" },
 		"undocumented field":       func(m map[string]any) { m["secret"] = "x" },
 	}
@@ -478,6 +483,7 @@ func TestOpenAPIRejectsWrongResponses(t *testing.T) {
 		"currency": "TZS", "payment_mode": "hosted", "customer": map[string]any{"name": "", "email": ""},
 		"description": "", "environment": "sandbox", "checkout_url": "http://x/checkout/trx-7kq2m4xv5z3hbd5ntw6ycfa2",
 		"expires_at": "2026-01-15T09:30:00.000000Z", "created_at": "2026-01-15T09:30:00.000000Z", "updated_at": "2026-01-15T09:30:00.000000Z",
+		"amount_refunded": 0.0, "refund_state": "none",
 	}
 	if err := schema("PaymentRecord").VisitJSON(rec); err != nil {
 		t.Errorf("a pending payment record is rejected: %v", err)

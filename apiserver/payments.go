@@ -238,7 +238,7 @@ func (s *Server) getPayment(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) verifyPayment(w http.ResponseWriter, r *http.Request) {
 	p, err := s.paymentToRender(r.Context(), callerFrom(r.Context()), r.PathValue("trx_id"))
-	answerRecord(s, w, "payment", p, err, errNotFound, func(p *paygatev1.Payment) (any, error) { return verificationRecord(p) })
+	answerRecord(s, w, "payment", p, err, errNotFound, func(p *paygatev1.Payment) (any, error) { return s.verification(p) })
 }
 
 // List pagination: documented in docs/api.md.

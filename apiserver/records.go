@@ -4,7 +4,9 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strconv"
 	"time"
@@ -115,7 +117,8 @@ func (s *Server) legacyCreateResponse(c *caller, p *paygatev1.Payment, gateways 
 }
 
 // paymentRecord is the record of get-payment and of list items (docs/api.md). The server builds
-// the client's own type (pkg/paygate), so what the client decodes is what the server sends.
+// the client's own type (pkg/paygate), so what the client decodes is what the server sends. Its
+// amount_refunded and refund_state come from the payment's refunds in the cache (refundsSummary).
 func (s *Server) paymentRecord(p *paygatev1.Payment) (paygate.Payment, error) {
 	am := amounts{currency: p.Spec.Currency}
 	rec := paygate.Payment{
@@ -135,12 +138,104 @@ func (s *Server) paymentRecord(p *paygatev1.Payment) (paygate.Payment, error) {
 		fee, net := am.json(f), am.json(n)
 		rec.Fee, rec.NetAmount = &fee, &net
 	}
+	if am.err != nil {
+		return rec, am.err
+	}
+	var err error
+	rec.AmountRefunded, rec.RefundState, err = s.refundsSummary(p)
+	return rec, err
+}
+
+// verification is the verify-payment record (verificationRecord) with the payment's refunds from
+// the cache (refundsSummary).
+func (s *Server) verification(p *paygatev1.Payment) (paygate.Verification, error) {
+	v, err := verificationRecord(p)
+	if err != nil {
+		return v, err
+	}
+	v.AmountRefunded, v.RefundState, err = s.refundsSummary(p)
+	return v, err
+}
+
+// refundsSummary is what a payment record says of p's refunds (docs/api.md, The payment record):
+// amount_refunded, the sum of its refunds that succeeded, at the currency's scale, and
+// refund_state, "none" while it is zero, "full" once it reaches the payment's amount, "partial" in
+// between. Refunds still pending or processing are not counted: no money went back yet. The
+// refunds are read through the cache's index by payment, so a list costs one lookup per payment
+// on its page, never a scan of the merchant's refunds.
+func (s *Server) refundsSummary(p *paygatev1.Payment) (json.Number, string, error) {
+	// The renderers have no request context; the cache answers at once (its Refund informer
+	// synced before the API served), the bound only keeps a misconfigured cache from hanging.
+	ctx, cancel := context.WithTimeout(context.Background(), refundsReadTimeout)
+	defer cancel()
+	refunds, err := s.paymentRefunds(ctx, p)
+	if err != nil {
+		return "", "", fmt.Errorf("listing the refunds of payment %s: %w", p.Name, err)
+	}
+	return summarizeRefunds(p, refunds)
+}
+
+// summarizeRefunds is refundsSummary of the refunds given. A stored amount that does not parse is
+// an error, never a wrong figure.
+func summarizeRefunds(p *paygatev1.Payment, refunds []paygatev1.Refund) (json.Number, string, error) {
+	cur, ok := money.LookupCurrency(string(p.Spec.Currency))
+	if !ok {
+		return "", "", fmt.Errorf("payment %s: unknown currency %q", p.Name, p.Spec.Currency)
+	}
+	refunded := money.Amount{}
+	for i := range refunds {
+		if refunds[i].Phase() != paygatev1.RefundSuccess {
+			continue
+		}
+		a, err := money.ParseAmount(string(refunds[i].Spec.Amount))
+		if err != nil {
+			return "", "", fmt.Errorf("refund %s: amount: %w", refunds[i].Name, err)
+		}
+		refunded = refunded.Add(a)
+	}
+	state := refundStateNone
+	if !refunded.IsZero() {
+		paid, err := money.ParseAmount(string(p.Spec.Amount))
+		if err != nil {
+			return "", "", fmt.Errorf("payment %s: amount: %w", p.Name, err)
+		}
+		state = refundStatePartial
+		if refunded.Cmp(paid) >= 0 {
+			state = refundStateFull
+		}
+	}
+	return refunded.JSONNumber(cur.Scale), state, nil
+}
+
+// refundsReadTimeout bounds refundsSummary's read of the cache.
+const refundsReadTimeout = 10 * time.Second
+
+// refundRecord is the refund as the API shows it (docs/api.md, The refund record), by the payout
+// record's rules: updated_at is the latest of spec.createdAt and status.updatedAt, remark the
+// merchant's remark (SANDBOX_TRANSACTION in sandbox), reason only on a failed refund. A stored
+// amount that cannot be rendered exactly is an error, never a wrong amount.
+func refundRecord(r *paygatev1.Refund) (paygate.Refund, error) {
+	am := amounts{currency: r.Spec.Currency}
+	updated := r.Spec.CreatedAt.Time
+	if r.Status.UpdatedAt != nil && r.Status.UpdatedAt.After(updated) {
+		updated = r.Status.UpdatedAt.Time
+	}
+	rec := paygate.Refund{
+		ID: r.Name, Status: string(r.Phase()), Remark: r.MerchantRemark(),
+		Amount: am.json(r.Spec.Amount), Currency: string(r.Spec.Currency),
+		TrxID: r.Spec.Payment.TrxID, Environment: string(r.Spec.Environment),
+		CreatedAt: formatTime(r.Spec.CreatedAt.Time), UpdatedAt: formatTime(updated),
+	}
+	if r.Phase() == paygatev1.RefundFailed {
+		rec.Reason = r.Status.Reason
+	}
 	return rec, am.err
 }
 
-// verificationRecord is the verify-payment record (docs/api.md, Reading payments). fee and
-// net_amount follow Payment.Settlement: while pending fee is 0 and net_amount equals the amount
-// (nothing has been charged yet); a failed payment reports 0 and 0, as its webhook does.
+// verificationRecord is the verify-payment record (docs/api.md, Reading payments), of a payment
+// without refunds (Server.verification adds them). fee and net_amount follow Payment.Settlement:
+// while pending fee is 0 and net_amount equals the amount (nothing has been charged yet); a failed
+// payment reports 0 and 0, as its webhook does.
 func verificationRecord(p *paygatev1.Payment) (paygate.Verification, error) {
 	am := amounts{currency: p.Spec.Currency}
 	fee, net := p.Settlement()
@@ -151,7 +246,8 @@ func verificationRecord(p *paygatev1.Payment) (paygate.Verification, error) {
 		Customer:    paygate.Customer{Name: p.Spec.Customer.Name, Email: p.Spec.Customer.Email},
 		Description: p.Spec.Description, Environment: string(p.Spec.Environment),
 		CreatedAt: formatTime(createdAt(p)), UpdatedAt: formatTime(updatedAt(p)),
-		Remark: p.MerchantRemark(),
+		Remark:         p.MerchantRemark(),
+		AmountRefunded: am.json("0"), RefundState: refundStateNone,
 	}, am.err
 }
 

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/index"
 	"github.com/paygate/paygate/internal/kube"
 )
@@ -40,6 +41,11 @@ func Start(ctx context.Context, cfg *rest.Config, addr string, opts Options) (*R
 	}
 	if err := index.SetupAPIServer(ctx, cl.GetFieldIndexer()); err != nil {
 		return nil, nil, fmt.Errorf("setting up cache indexes: %w", err)
+	}
+	// Refunds by payment, for the payment records' refund fields (refundsSummary). Registering it
+	// also starts the Refund informer with the others, so it has synced before the API serves.
+	if err := cl.GetFieldIndexer().IndexField(ctx, &paygatev1.Refund{}, refundPaymentIndex, refundPaymentKeys); err != nil {
+		return nil, nil, fmt.Errorf("indexing refunds by payment: %w", err)
 	}
 	cacheDone := make(chan error, 1)
 	go func() { cacheDone <- cl.Start(ctx) }()

@@ -81,6 +81,7 @@ type Options struct {
 // +kubebuilder:rbac:groups=paygate.dev,resources=merchants;gateways;gatewayselections;balances,verbs=get;list;watch
 // +kubebuilder:rbac:groups=paygate.dev,resources=payments,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=paygate.dev,resources=payouts,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=paygate.dev,resources=refunds,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=paygate.dev,resources=idempotencykeys,verbs=get;create;update;delete
 // +kubebuilder:rbac:groups=paygate.dev,resources=billingplans,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=paygate.dev,resources=subscriptions,verbs=get;list;watch;create;update;patch
@@ -145,6 +146,7 @@ func (s *Server) routes() {
 	s.handle("/api/v1/payments", route{http.MethodPost: s.collects(s.createPayment), http.MethodGet: s.listPayments})
 	s.handle("/api/v1/payments/{trx_id}", route{http.MethodGet: s.getPayment})
 	s.handle("/api/v1/payments/{trx_id}/push", route{http.MethodPost: s.collects(s.pushPayment)})
+	s.handle("/api/v1/payments/{trx_id}/refunds", route{http.MethodPost: s.createRefund})
 	s.handle("/api/v1/balance", route{http.MethodGet: s.getBalance})
 	s.handle("/api/v1/initiate-payment", route{http.MethodPost: s.collects(s.initiatePayment)})
 	s.handle("/api/v1/verify-payment/{trx_id}", route{http.MethodGet: s.verifyPayment})
@@ -152,6 +154,8 @@ func (s *Server) routes() {
 	s.handle("/api/v1/payouts/preview", route{http.MethodPost: s.previewPayout})
 	s.handle("/api/v1/payouts", route{http.MethodPost: s.createPayout, http.MethodGet: s.listPayouts})
 	s.handle("/api/v1/payouts/{id}", route{http.MethodGet: s.getPayout})
+	s.handle("/api/v1/refunds", route{http.MethodGet: s.listRefunds})
+	s.handle("/api/v1/refunds/{id}", route{http.MethodGet: s.getRefund})
 	s.handle("/api/v1/billing/plans", route{http.MethodPost: s.createPlan, http.MethodGet: s.listPlans})
 	s.handle("/api/v1/billing/plans/{code}", route{http.MethodGet: s.getPlan})
 	s.handle("/api/v1/billing/subscriptions", route{http.MethodPost: s.collects(s.createSubscription), http.MethodGet: s.listSubscriptions})

@@ -317,6 +317,10 @@ type Payment struct {
 	// payment, SIMULATED_PRODUCTION on a production payment a demo gateway simulated; absent
 	// otherwise.
 	Remark string `json:"remark,omitempty"`
+	// AmountRefunded is the sum of the payment's refunds that succeeded, at the currency's scale
+	// (0 without any); RefundState is none, partial or full.
+	AmountRefunded json.Number `json:"amount_refunded"`
+	RefundState    string      `json:"refund_state"`
 }
 
 // GetPayment reads one payment.
@@ -347,6 +351,9 @@ type Verification struct {
 	UpdatedAt   string      `json:"updated_at"`
 	// Remark is SANDBOX_TRANSACTION or SIMULATED_PRODUCTION, as in Payment.
 	Remark string `json:"remark,omitempty"`
+	// AmountRefunded and RefundState are as in Payment.
+	AmountRefunded json.Number `json:"amount_refunded"`
+	RefundState    string      `json:"refund_state"`
 }
 
 // VerifyPayment calls GET /api/v1/verify-payment/{trxId}.
@@ -355,11 +362,14 @@ func (c *Client) VerifyPayment(ctx context.Context, trxID string) (*Verification
 	return out, c.call(ctx, http.MethodGet, "/api/v1/verify-payment/"+url.PathEscape(trxID), nil, nil, out)
 }
 
-// ListOptions filter GET /api/v1/payments.
+// ListOptions filter the lists (GET /api/v1/payments, /payouts, /refunds): each list reads the
+// filters it has.
 type ListOptions struct {
 	Limit, Offset int
 	Status        string
 	MerchantRef   string
+	// Payment filters the refund list by the trx_id of the refunded payment.
+	Payment string
 }
 
 // PaymentList is a page of payments.
