@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,12 +67,12 @@ const (
 const DefaultLedgerRecount = 10 * time.Minute
 
 // BalanceReconciler keeps each merchant's Balance objects, one per environment, and is the single
-// writer of its ledger: it derives the balance from the merchant's payments and payouts on every
-// pass (nothing is ever added to a stored number, so a payment is credited exactly once whatever
-// reconciles repeat or crash) and decides, in creation order, which pending payouts the balance
-// covers (docs/ledger.md). A reservation is written into the Balance with an optimistic lock
-// before the payout may be disbursed, so two passes, or two managers, can never both spend the
-// same money.
+// writer of its ledger: it derives the balance from the merchant's payments, payouts and refunds
+// on every pass (nothing is ever added to a stored number, so a payment is credited exactly once
+// whatever reconciles repeat or crash) and decides, in one creation order, which pending payouts
+// and refunds the balance covers (docs/ledger.md). A reservation is written into the Balance with
+// an optimistic lock before the payout may be disbursed or the refund sent, so two passes, or two
+// managers, can never both spend the same money.
 type BalanceReconciler struct {
 	client.Client
 	// Clock stamps reservations.
@@ -101,6 +102,8 @@ type BalanceReconciler struct {
 // +kubebuilder:rbac:groups=paygate.dev,resources=balances/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=paygate.dev,resources=payouts,verbs=get;list;watch
 // +kubebuilder:rbac:groups=paygate.dev,resources=payouts/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=paygate.dev,resources=refunds,verbs=get;list;watch
+// +kubebuilder:rbac:groups=paygate.dev,resources=refunds/status,verbs=get;update;patch
 
 // balanceScope is what one reconcile pass of a merchant's balances works on.
 type balanceScope struct {
@@ -167,27 +170,27 @@ func (r *BalanceReconciler) fullRecountDue(m types.NamespacedName, now time.Time
 }
 
 // keepBalance is the step that derives and writes the merchant's Balance in env, then marks the
-// payouts it decided.
+// payouts and refunds it decided.
 func (r *BalanceReconciler) keepBalance(env paygatev1.Environment) step[*balanceScope] {
 	return func(ctx context.Context, s *balanceScope) (ctrl.Result, error) {
 		b, err := r.getOrCreateBalance(ctx, s.merchant, env)
 		if err != nil || b == nil {
 			return ctrl.Result{}, err
 		}
-		led, payouts, ledErr := r.ledger(ctx, s, b, env)
+		led, objs, ledErr := r.ledger(ctx, s, b, env)
 		patch := newStatusPatch(r.Client, b, func(b *paygatev1.Balance) any { return &b.Status })
 		var unreachable *archiveError
 		switch {
 		case ledErr == nil:
 			b.Status.Currencies, b.Status.ObservedPayments = led.Status.Currencies, led.Status.ObservedPayments
-			b.Status.PayoutReservations = led.Status.PayoutReservations
-			setReady(&b.Status.Conditions, b.Generation, metav1.ConditionTrue, ReasonBalanceComputed, "Derived from the merchant's payments and payouts")
+			b.Status.PayoutReservations, b.Status.RefundReservations = led.Status.PayoutReservations, led.Status.RefundReservations
+			setReady(&b.Status.Conditions, b.Generation, metav1.ConditionTrue, ReasonBalanceComputed, "Derived from the merchant's payments, payouts and refunds")
 		case errors.As(ledErr, &unreachable):
 			setReady(&b.Status.Conditions, b.Generation, metav1.ConditionFalse, ReasonArchiveUnreachable,
-				"The archive cannot be read; the balance keeps its last value and decides no payout")
+				"The archive cannot be read; the balance keeps its last value and decides no payout or refund")
 		default:
 			setReady(&b.Status.Conditions, b.Generation, metav1.ConditionFalse, ReasonLedgerUnreadable,
-				"A payment or payout cannot be counted; the balance keeps its last value and decides no payout")
+				"A payment, payout or refund cannot be counted; the balance keeps its last value and decides no payout or refund")
 		}
 		b.Status.ObservedGeneration = b.Generation
 		// The reservations are decided by this write: with the optimistic lock, a pass that read
@@ -198,8 +201,15 @@ func (r *BalanceReconciler) keepBalance(env paygatev1.Environment) step[*balance
 		if ledErr != nil {
 			return ctrl.Result{}, ledErr
 		}
-		return ctrl.Result{}, r.markPayouts(ctx, payouts, led)
+		return ctrl.Result{}, errors.Join(r.markPayouts(ctx, objs.payouts, led), r.markRefunds(ctx, objs.refunds, led))
 	}
+}
+
+// ledgerObjects are the payouts and refunds a pass read from the cache, without copies: the few
+// it decides are copied before they are written.
+type ledgerObjects struct {
+	payouts []paygatev1.Payout
+	refunds []paygatev1.Refund
 }
 
 // archiveError is an archive that cannot be read.
@@ -209,9 +219,10 @@ func (e *archiveError) Error() string { return "reading the archived ledger: " +
 func (e *archiveError) Unwrap() error { return e.err }
 
 // ledger reads what the balance in env derives from, and derives it: the archive's part, the
-// live payments' sums (incremental, or a full recount that checks them) and the payouts, all
-// inside the gate, so that the archiver commits before or after these reads, never between them.
-func (r *BalanceReconciler) ledger(ctx context.Context, s *balanceScope, b *paygatev1.Balance, env paygatev1.Environment) (Ledger, []paygatev1.Payout, error) {
+// live payments' sums (incremental, or a full recount that checks them), the payouts and the
+// refunds, all inside the gate, so that the archiver commits before or after these reads, never
+// between them.
+func (r *BalanceReconciler) ledger(ctx context.Context, s *balanceScope, b *paygatev1.Balance, env paygatev1.Environment) (Ledger, ledgerObjects, error) {
 	if r.Gate != nil {
 		r.Gate.RLock()
 		defer r.Gate.RUnlock()
@@ -226,24 +237,24 @@ func (r *BalanceReconciler) ledger(ctx context.Context, s *balanceScope, b *payg
 		}
 		v, err := r.Archive.LedgerView(ctx, m.Namespace, m.Name, env, held)
 		if err != nil {
-			return Ledger{}, nil, &archiveError{err}
+			return Ledger{}, ledgerObjects{}, &archiveError{err}
 		}
 		arch, skip = &v, v.Payments
 	}
 	sums, err := r.payments.Sums(m.Namespace, m.Name, env, skip)
 	if err != nil {
-		return Ledger{}, nil, err
+		return Ledger{}, ledgerObjects{}, err
 	}
 	if s.full {
 		// Read-only: the sums never modify a payment, so the cache's objects are read without copies.
 		var payments paygatev1.PaymentList
 		if err := r.List(ctx, &payments, client.InNamespace(m.Namespace), client.MatchingLabels{paygatev1.LabelMerchant: m.Name},
 			client.UnsafeDisableDeepCopy); err != nil {
-			return Ledger{}, nil, fmt.Errorf("listing payments: %w", err)
+			return Ledger{}, ledgerObjects{}, fmt.Errorf("listing payments: %w", err)
 		}
 		recount, err := SumPayments(m.Name, env, payments.Items, skip)
 		if err != nil {
-			return Ledger{}, nil, err
+			return Ledger{}, ledgerObjects{}, err
 		}
 		if diff := sumsDiffer(sums, recount); diff != "" {
 			metrics.LedgerDrift.WithLabelValues(string(env)).Inc()
@@ -254,14 +265,25 @@ func (r *BalanceReconciler) ledger(ctx context.Context, s *balanceScope, b *payg
 			sums = recount
 		}
 	}
-	// Payouts are read without copies; the few a pass decides are copied before it writes them.
+	// Payouts and refunds are read without copies; the few a pass decides are copied before it
+	// writes them.
 	var payoutList paygatev1.PayoutList
 	if err := r.List(ctx, &payoutList, client.InNamespace(m.Namespace), client.MatchingLabels{paygatev1.LabelMerchant: m.Name},
 		client.UnsafeDisableDeepCopy); err != nil {
-		return Ledger{}, nil, fmt.Errorf("listing payouts: %w", err)
+		return Ledger{}, ledgerObjects{}, fmt.Errorf("listing payouts: %w", err)
 	}
-	led, err := computeLedger(m.Name, env, sums, payoutList.Items, b.Status.PayoutReservations, arch)
-	return led, payoutList.Items, err
+	var refundList paygatev1.RefundList
+	if err := r.List(ctx, &refundList, client.InNamespace(m.Namespace), client.MatchingLabels{paygatev1.LabelMerchant: m.Name},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return Ledger{}, ledgerObjects{}, fmt.Errorf("listing refunds: %w", err)
+	}
+	objs := ledgerObjects{payouts: payoutList.Items, refunds: refundList.Items}
+	led, err := computeLedger(m.Name, env, sums, ledgerSources{
+		payouts: objs.payouts, heldPayouts: b.Status.PayoutReservations,
+		refunds: objs.refunds, heldRefunds: b.Status.RefundReservations,
+		arch: arch,
+	})
+	return led, objs, err
 }
 
 // sumsDiffer describes how two payment sums differ ("" when they agree).
@@ -324,6 +346,51 @@ func (r *BalanceReconciler) markPayouts(ctx context.Context, payouts []paygatev1
 	return errors.Join(errs...)
 }
 
+// markRefunds is markPayouts for the refunds: reservedAt for a reserved one (the refund
+// controller sends only those to the provider), failed with the reason (REFUND_EXCEEDS_PAYMENT or
+// INSUFFICIENT_BALANCE) for a rejected one.
+func (r *BalanceReconciler) markRefunds(ctx context.Context, refunds []paygatev1.Refund, led Ledger) error {
+	if len(led.ReserveRefunds)+len(led.MirrorRefunds)+len(led.RejectRefunds) == 0 {
+		return nil
+	}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	now := metav1.NewMicroTime(r.Clock.Now())
+	byName := map[string]*paygatev1.Refund{}
+	for i := range refunds {
+		byName[refunds[i].Name] = &refunds[i]
+	}
+	var errs []error
+	mark := func(name string, change func(f *paygatev1.Refund)) {
+		cached, ok := byName[name]
+		if !ok {
+			return
+		}
+		f := cached.DeepCopy()
+		patch := newStatusPatch(r.Client, f, func(f *paygatev1.Refund) any { return &f.Status })
+		change(f)
+		f.Status.UpdatedAt = &now
+		if err := patch.Patch(ctx, f); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("marking refund %s: %w", name, err))
+		}
+	}
+	for _, name := range append(slices.Clone(led.ReserveRefunds), led.MirrorRefunds...) {
+		mark(name, func(f *paygatev1.Refund) {
+			f.Status.ReservedAt = &now
+			if f.Status.Phase == "" {
+				f.Status.Phase = paygatev1.RefundPending
+			}
+		})
+	}
+	for _, rej := range led.RejectRefunds {
+		mark(rej.Name, func(f *paygatev1.Refund) {
+			f.Status.Phase, f.Status.Reason = paygatev1.RefundFailed, string(rej.Reason)
+		})
+	}
+	return errors.Join(errs...)
+}
+
 // getOrCreateBalance returns the merchant's Balance in env, creating it when missing; nil when an
 // earlier pass created it and the cache has not shown it yet (its watch event brings us back).
 func (r *BalanceReconciler) getOrCreateBalance(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment) (*paygatev1.Balance, error) {
@@ -353,8 +420,8 @@ func (r *BalanceReconciler) getOrCreateBalance(ctx context.Context, m *paygatev1
 	return b, nil
 }
 
-// SetupWithManager watches Merchants, their Balances and Payouts, and the payment ledger, which
-// the Payment informer's events keep and which enqueues the merchant whose sums changed.
+// SetupWithManager watches Merchants, their Balances, Payouts and Refunds, and the payment ledger,
+// which the Payment informer's events keep and which enqueues the merchant whose sums changed.
 func (r *BalanceReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
@@ -409,6 +476,10 @@ func (r *BalanceReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			p := o.(*paygatev1.Payout)
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Spec.MerchantRef.Name}}}
 		}), builder.WithPredicates(payoutLedgerChanges)).
+		Watches(&paygatev1.Refund{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			f := o.(*paygatev1.Refund)
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: f.Namespace, Name: f.Spec.MerchantRef.Name}}}
+		}), builder.WithPredicates(refundLedgerChanges)).
 		Named("balance").
 		Complete(quietConflicts(r))
 }
@@ -419,6 +490,19 @@ var payoutLedgerChanges = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		old, okOld := e.ObjectOld.(*paygatev1.Payout)
 		cur, okNew := e.ObjectNew.(*paygatev1.Payout)
+		if !okOld || !okNew {
+			return true
+		}
+		return old.Status.Phase != cur.Status.Phase || (old.Status.ReservedAt == nil) != (cur.Status.ReservedAt == nil)
+	},
+}
+
+// refundLedgerChanges is payoutLedgerChanges for the refunds: a refund created or deleted, or one
+// whose phase or reservation changed.
+var refundLedgerChanges = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*paygatev1.Refund)
+		cur, okNew := e.ObjectNew.(*paygatev1.Refund)
 		if !okOld || !okNew {
 			return true
 		}
