@@ -24,9 +24,9 @@ type LedgerDifference struct {
 	Merchant    string
 	Environment paygatev1.Environment
 	Currency    paygatev1.CurrencyCode
-	// Field names the number: settled, paidOut, settledPayments, observedPayments, available
-	// (the invariant available = settled - paidOut - reserved >= 0), or carriedForward.<column>
-	// (the archive's sums against its rows).
+	// Field names the number: settled, paidOut, refunded, settledPayments, observedPayments,
+	// available (the invariant available = settled - paidOut - reserved - refunded -
+	// refundsReserved >= 0), or carriedForward.<column> (the archive's sums against its rows).
 	Field    string
 	Stored   string
 	Computed string
@@ -54,10 +54,10 @@ type LedgerCheck struct {
 
 // CheckLedgers recomputes every balance from its sources and reports each difference
 // (docs/ledger.md, Checking the ledger): the archive's carried-forward sums against its rows, and
-// every Balance's settled and paid-out amounts and counts against the archive's carried-forward
-// sums plus the live payments and payouts, and its available amount against the invariant. arch
-// is nil without an archive. A balance whose payment settled while the check ran may differ once:
-// a difference that persists across runs is drift.
+// every Balance's settled, paid-out and refunded amounts and counts against the archive's
+// carried-forward sums plus the live payments, payouts and refunds (never archived), and its
+// available amount against the invariant. arch is nil without an archive. A balance whose payment
+// settled while the check ran may differ once: a difference that persists across runs is drift.
 func CheckLedgers(ctx context.Context, reader client.Reader, arch LedgerCheckArchive) (LedgerCheck, error) {
 	var out LedgerCheck
 	if arch != nil {
@@ -76,14 +76,15 @@ func CheckLedgers(ctx context.Context, reader client.Reader, arch LedgerCheckArc
 		balances paygatev1.BalanceList
 		payments paygatev1.PaymentList
 		payouts  paygatev1.PayoutList
+		refunds  paygatev1.RefundList
 	)
-	for _, l := range []client.ObjectList{&balances, &payments, &payouts} {
+	for _, l := range []client.ObjectList{&balances, &payments, &payouts, &refunds} {
 		if err := reader.List(ctx, l); err != nil {
 			return out, fmt.Errorf("listing %T: %w", l, err)
 		}
 	}
 	type key struct{ namespace, merchant string }
-	paymentsOf, payoutsOf := map[key][]paygatev1.Payment{}, map[key][]paygatev1.Payout{}
+	paymentsOf, payoutsOf, refundsOf := map[key][]paygatev1.Payment{}, map[key][]paygatev1.Payout{}, map[key][]paygatev1.Refund{}
 	for _, p := range payments.Items {
 		k := key{p.Namespace, p.Spec.MerchantRef.Name}
 		paymentsOf[k] = append(paymentsOf[k], p)
@@ -92,10 +93,14 @@ func CheckLedgers(ctx context.Context, reader client.Reader, arch LedgerCheckArc
 		k := key{p.Namespace, p.Spec.MerchantRef.Name}
 		payoutsOf[k] = append(payoutsOf[k], p)
 	}
+	for _, f := range refunds.Items {
+		k := key{f.Namespace, f.Spec.MerchantRef.Name}
+		refundsOf[k] = append(refundsOf[k], f)
+	}
 	for i := range balances.Items {
 		b := &balances.Items[i]
 		k := key{b.Namespace, b.Spec.MerchantRef.Name}
-		diffs, err := checkBalance(ctx, b, paymentsOf[k], payoutsOf[k], arch)
+		diffs, err := checkBalance(ctx, b, ledgerSources{payouts: payoutsOf[k], refunds: refundsOf[k]}, paymentsOf[k], arch)
 		if err != nil {
 			return out, err
 		}
@@ -105,7 +110,9 @@ func CheckLedgers(ctx context.Context, reader client.Reader, arch LedgerCheckArc
 	return out, nil
 }
 
-func checkBalance(ctx context.Context, b *paygatev1.Balance, payments []paygatev1.Payment, payouts []paygatev1.Payout, arch LedgerCheckArchive) ([]LedgerDifference, error) {
+// checkBalance compares one Balance with its recomputation from payments and src's payouts and
+// refunds (the Balance's own reservations are held).
+func checkBalance(ctx context.Context, b *paygatev1.Balance, src ledgerSources, payments []paygatev1.Payment, arch LedgerCheckArchive) ([]LedgerDifference, error) {
 	m, env := b.Spec.MerchantRef.Name, b.Spec.Environment
 	var view *archive.LedgerView
 	if arch != nil {
@@ -122,7 +129,8 @@ func checkBalance(ctx context.Context, b *paygatev1.Balance, payments []paygatev
 	diff := func(c paygatev1.CurrencyCode, field, stored, computed string) LedgerDifference {
 		return LedgerDifference{Namespace: b.Namespace, Merchant: m, Environment: env, Currency: c, Field: field, Stored: stored, Computed: computed}
 	}
-	led, err := ComputeLedger(m, env, payments, payouts, b.Status.PayoutReservations, view)
+	led, err := ComputeLedger(m, env, payments, src.payouts, b.Status.PayoutReservations, view,
+		WithRefunds(src.refunds, b.Status.RefundReservations))
 	if err != nil {
 		return []LedgerDifference{diff("", "ledger", "", err.Error())}, nil
 	}
@@ -149,20 +157,24 @@ func checkBalance(ctx context.Context, b *paygatev1.Balance, payments []paygatev
 		if !sameAmount(s.PaidOut, c.PaidOut) {
 			out = append(out, diff(c.Currency, "paidOut", string(s.PaidOut), string(c.PaidOut)))
 		}
+		if !sameAmount(s.Refunded, c.Refunded) {
+			out = append(out, diff(c.Currency, "refunded", string(s.Refunded), string(cmp.Or(c.Refunded, "0"))))
+		}
 		if s.SettledPayments != c.SettledPayments {
 			out = append(out, diff(c.Currency, "settledPayments", strconv.FormatInt(s.SettledPayments, 10), strconv.FormatInt(c.SettledPayments, 10)))
 		}
 		delete(stored, c.Currency)
 	}
 	for c, s := range stored {
-		if !sameAmount(s.Settled, "0") || !sameAmount(s.PaidOut, "0") {
+		if !sameAmount(s.Settled, "0") || !sameAmount(s.PaidOut, "0") || !sameAmount(s.Refunded, "0") {
 			out = append(out, diff(c, "settled", string(s.Settled), "0"))
 		}
 	}
 	return out, nil
 }
 
-// checkInvariant checks available = settled - paidOut - reserved >= 0 on a stored entry.
+// checkInvariant checks available = settled - paidOut - reserved - refunded - refundsReserved >= 0
+// on a stored entry (an empty amount is zero).
 func checkInvariant(c paygatev1.CurrencyBalance) error {
 	parse := func(d paygatev1.Decimal) money.Amount {
 		a, err := money.ParseAmount(string(cmp.Or(d, "0")))
@@ -171,12 +183,13 @@ func checkInvariant(c paygatev1.CurrencyBalance) error {
 		}
 		return a
 	}
-	rest, err := parse(c.Settled).Sub(parse(c.PaidOut).Add(parse(c.Reserved)))
+	rest, err := parse(c.Settled).Sub(parse(c.PaidOut).Add(parse(c.Reserved)).Add(parse(c.Refunded)).Add(parse(c.RefundsReserved)))
 	if err != nil {
-		return fmt.Errorf("settled %s below paidOut %s + reserved %s", c.Settled, c.PaidOut, c.Reserved)
+		return fmt.Errorf("settled %s below paidOut %s + reserved %s + refunded %s + refundsReserved %s",
+			c.Settled, c.PaidOut, c.Reserved, cmp.Or(c.Refunded, "0"), cmp.Or(c.RefundsReserved, "0"))
 	}
 	if rest.Cmp(parse(c.Available)) != 0 {
-		return fmt.Errorf("settled - paidOut - reserved = %s", rest)
+		return fmt.Errorf("settled - paidOut - reserved - refunded - refundsReserved = %s", rest)
 	}
 	return nil
 }

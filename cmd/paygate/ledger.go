@@ -19,8 +19,10 @@ import (
 )
 
 // runLedger runs `paygate ledger check`: it recomputes every balance from the archive's rows and
-// the live objects and prints each difference (docs/ledger.md, Checking the ledger). Exit status:
-// 0 when everything agrees, 1 on a difference or an error, 2 on a usage error.
+// the live payments, payouts and refunds, checks the invariant available = settled - paidOut -
+// reserved - refunded - refundsReserved >= 0 on every stored entry, and prints each difference
+// (docs/ledger.md, Checking the ledger). Exit status: 0 when everything agrees, 1 on a difference
+// or an error, 2 on a usage error.
 func runLedger(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "check" {
 		fmt.Fprintln(stderr, "Usage: paygate ledger check [--archive-dsn-file FILE] [--timeout 5m]")
@@ -68,9 +70,15 @@ func runLedger(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "paygate ledger check: %v\n", err)
 		return 1
 	}
-	where := "live objects only (no archive configured)"
-	if store != nil {
-		where = fmt.Sprintf("the archive (%d carried-forward entries) and the live objects", res.CarriedForward)
+	return printLedgerCheck(stdout, res, store != nil)
+}
+
+// printLedgerCheck prints what the check found and returns the exit status: 0 without a
+// difference, 1 with one.
+func printLedgerCheck(stdout io.Writer, res controllers.LedgerCheck, archived bool) int {
+	where := "the live payments, payouts and refunds only (no archive configured)"
+	if archived {
+		where = fmt.Sprintf("the archive (%d carried-forward entries) and the live payments, payouts and refunds", res.CarriedForward)
 	}
 	fmt.Fprintf(stdout, "Checked %d balances against %s.\n", res.Balances, where)
 	if len(res.Differences) == 0 {
