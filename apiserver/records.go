@@ -210,27 +210,9 @@ func summarizeRefunds(p *paygatev1.Payment, refunds []paygatev1.Refund) (json.Nu
 // refundsReadTimeout bounds refundsSummary's read of the cache.
 const refundsReadTimeout = 10 * time.Second
 
-// refundRecord is the refund as the API shows it (docs/api.md, The refund record), by the payout
-// record's rules: updated_at is the latest of spec.createdAt and status.updatedAt, remark the
-// merchant's remark (SANDBOX_TRANSACTION in sandbox), reason only on a failed refund. A stored
-// amount that cannot be rendered exactly is an error, never a wrong amount.
-func refundRecord(r *paygatev1.Refund) (paygate.Refund, error) {
-	am := amounts{currency: r.Spec.Currency}
-	updated := r.Spec.CreatedAt.Time
-	if r.Status.UpdatedAt != nil && r.Status.UpdatedAt.After(updated) {
-		updated = r.Status.UpdatedAt.Time
-	}
-	rec := paygate.Refund{
-		ID: r.Name, Status: string(r.Phase()), Remark: r.MerchantRemark(),
-		Amount: am.json(r.Spec.Amount), Currency: string(r.Spec.Currency),
-		TrxID: r.Spec.Payment.TrxID, Environment: string(r.Spec.Environment),
-		CreatedAt: formatTime(r.Spec.CreatedAt.Time), UpdatedAt: formatTime(updated),
-	}
-	if r.Phase() == paygatev1.RefundFailed {
-		rec.Reason = r.Status.Reason
-	}
-	return rec, am.err
-}
+// refundRecord is the refund as the API shows it (docs/api.md, The refund record): the data of
+// its events too (events.NewRefundData).
+func refundRecord(r *paygatev1.Refund) (paygate.Refund, error) { return events.NewRefundData(r) }
 
 // verificationRecord is the verify-payment record (docs/api.md, Reading payments), of a payment
 // without refunds (Server.verification adds them). fee and net_amount follow Payment.Settlement:

@@ -190,6 +190,10 @@ func (s *Server) doCreateRefund(ctx context.Context, idemKey string, p *paygatev
 	}
 	units := func(a money.Amount) string { return a.StringFixed(cur.Scale) + " " + cur.Code }
 	if col.scope == provider.RefundsFull {
+		if paymentReceipt(p, col.attempt) == "" {
+			return refuse(&APIError{Status: http.StatusUnprocessableEntity, Label: LabelRefundNotSupported,
+				Message: "The payment's gateway refunds by reversing the provider's receipt, and the provider has not given this payment's receipt."})
+		}
 		if len(active) > 0 {
 			return refuse(&APIError{Status: http.StatusUnprocessableEntity, Label: LabelRefundNotSupported,
 				Message: "The payment's gateway refunds a whole payment once only, and this payment already has a refund (" + active[0].Name + ")."})

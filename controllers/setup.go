@@ -118,6 +118,12 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the payout controller: %w", err)
 	}
+	if err := (&RefundReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("refund-controller"), Providers: opts.Providers,
+		Clock: opts.Clock, PollInterval: opts.PollInterval, AmbiguousAfter: opts.PayoutAmbiguousAfter, CallbackURL: opts.CallbackURL, AttemptWatch: opts.AttemptWatch,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the refund controller: %w", err)
+	}
 	if opts.Archive != nil {
 		balances.Archive, balances.Gate = opts.Archive, &sync.RWMutex{}
 		a := &Archiver{

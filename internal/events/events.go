@@ -41,6 +41,8 @@ const (
 	InvoicePaymentFailed  = paygate.EventInvoicePaymentFailed
 	PayoutCompleted       = paygate.EventPayoutCompleted
 	PayoutFailed          = paygate.EventPayoutFailed
+	RefundCompleted       = paygate.EventRefundCompleted
+	RefundFailed          = paygate.EventRefundFailed
 )
 
 // DeliveryName is the WebhookDelivery name of an occurrence: "whd-" and 24 characters of
@@ -229,6 +231,40 @@ func NewPayoutData(p *paygatev1.Payout) (paygate.Payout, error) {
 	}
 	if len(errs) > 0 {
 		return paygate.Payout{}, errors.Join(errs...)
+	}
+	return d, nil
+}
+
+// RefundEventType is refund.completed for a refund that reached success and refund.failed
+// otherwise; only ended refunds have events.
+func RefundEventType(r *paygatev1.Refund) string {
+	if r.Status.Phase == paygatev1.RefundSuccess {
+		return RefundCompleted
+	}
+	return RefundFailed
+}
+
+// NewRefundData builds the refund record merchants read with GET /api/v1/refunds/{id}
+// (pkg/paygate.Refund), which is also the data of its events: updated_at is the latest of
+// spec.createdAt and status.updatedAt, remark the merchant's remark, reason only on a failed
+// refund. An amount that cannot be rendered exactly is an error and no data.
+func NewRefundData(r *paygatev1.Refund) (paygate.Refund, error) {
+	amount, err := money.JSONAmount(string(r.Spec.Amount), string(r.Spec.Currency))
+	if err != nil {
+		return paygate.Refund{}, fmt.Errorf("amount of refund %s: %w", r.Name, err)
+	}
+	updated := r.Spec.CreatedAt.Time
+	if r.Status.UpdatedAt != nil && r.Status.UpdatedAt.After(updated) {
+		updated = r.Status.UpdatedAt.Time
+	}
+	d := paygate.Refund{
+		ID: r.Name, Status: string(r.Phase()), Remark: r.MerchantRemark(),
+		Amount: amount, Currency: string(r.Spec.Currency),
+		TrxID: r.Spec.Payment.TrxID, Environment: string(r.Spec.Environment),
+		CreatedAt: FormatTime(r.Spec.CreatedAt.Time), UpdatedAt: FormatTime(updated),
+	}
+	if r.Phase() == paygatev1.RefundFailed {
+		d.Reason = r.Status.Reason
 	}
 	return d, nil
 }

@@ -33,6 +33,11 @@ const (
 	PayoutAttemptRecorded = "payout-attempt-recorded"
 	// PayoutProviderAnswered: the provider accepted the disbursement; its answer is not stored.
 	PayoutProviderAnswered = "payout-provider-answered"
+	// RefundAttemptRecorded: a refund's attempt is stored (Initiating); the provider has not
+	// heard of it.
+	RefundAttemptRecorded = "refund-attempt-recorded"
+	// RefundProviderAnswered: the provider accepted the refund; its answer is not stored.
+	RefundProviderAnswered = "refund-provider-answered"
 	// ChargeRecorded: an invoice's charge is recorded; its Payment does not exist yet.
 	ChargeRecorded = "charge-recorded"
 	// ArchiveCommitted: the archiver's batch is committed to PostgreSQL; nothing of it is
@@ -44,6 +49,9 @@ const (
 
 // Points lists every point, for the harness.
 var Points = []string{PaymentAttemptRecorded, PaymentProviderAnswered, PayoutAttemptRecorded, PayoutProviderAnswered, ChargeRecorded}
+
+// RefundPoints are the refund controller's points (not yet in the fault harness's Points).
+var RefundPoints = []string{RefundAttemptRecorded, RefundProviderAnswered}
 
 // ArchivePoints are the archiver's points; they are reached only with an archive configured.
 var ArchivePoints = []string{ArchiveCommitted, ArchiveDeleted}

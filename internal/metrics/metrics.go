@@ -55,6 +55,12 @@ var (
 		Help: "Payouts that reached a terminal status (success, failed), by environment, status and failure reason.",
 	}, []string{"environment", "status", "reason"})
 
+	// Refunds counts refunds that reached a terminal status.
+	Refunds = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "paygate_refunds_total",
+		Help: "Refunds that reached a terminal status (success, failed), by environment, status and failure reason.",
+	}, []string{"environment", "status", "reason"})
+
 	// DisbursementLatency measures payouts from the disbursement recorded to the money paid.
 	DisbursementLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "paygate_disbursement_duration_seconds",
@@ -104,5 +110,5 @@ var (
 
 func init() {
 	crmetrics.Registry.MustRegister(PaymentsSettled, LateSettlements, ProviderRequests, ProviderLatency, WebhookAttempts, WebhooksAbandoned,
-		Payouts, DisbursementLatency, ForgottenAttempts, AttemptWatches, InvoiceCharges, Invoices, DunningRetries, UnsignedRequests)
+		Payouts, Refunds, DisbursementLatency, ForgottenAttempts, AttemptWatches, InvoiceCharges, Invoices, DunningRetries, UnsignedRequests)
 }

@@ -1337,19 +1337,20 @@ func (d *Daraja) Refund(ctx context.Context, req RefundRequest) (Result, error) 
 	if req.Reference == "" {
 		return Result{}, fmt.Errorf("%w: empty refund reference", ErrDarajaInvalidRequest)
 	}
-	if req.PaymentReceipt == "" {
-		return Result{}, fmt.Errorf("%w: refund %s: the payment has no M-PESA receipt to reverse (it arrives only in the M-Pesa Express callback of a successful payment)",
-			ErrDarajaInvalidRequest, req.Reference)
+	// A refund M-Pesa cannot make is refused here, unsent: a final FAILED, never an unknown
+	// outcome that would wait for a result that cannot come.
+	refuse := func(format string, args ...any) (Result, error) {
+		return Result{Status: StatusFailed, Code: paygatev1.FailureProviderError, Message: fmt.Sprintf(format, args...)}, nil
 	}
-	if !darajaToken(req.PaymentReceipt, darajaMaxReceipt) {
-		return Result{}, fmt.Errorf("%w: refund %s: the payment's M-PESA receipt is not one token of printable characters", ErrDarajaInvalidRequest, req.Reference)
-	}
-	if !req.Full || (req.PaymentAmount != "" && !darajaSameAmount(req.Amount, req.PaymentAmount)) {
-		return Result{}, fmt.Errorf("%w: refund %s: M-Pesa reverses whole payments only (%s of %s asked)", ErrDarajaInvalidRequest,
-			req.Reference, truncateUpstreamText(req.Amount), truncateUpstreamText(req.PaymentAmount))
-	}
-	if err := darajaCheckKES(req.Currency); err != nil {
-		return Result{}, err
+	switch {
+	case req.PaymentReceipt == "":
+		return refuse("the payment has no M-PESA receipt to reverse (it arrives only in the M-Pesa Express callback of a successful payment)")
+	case !darajaToken(req.PaymentReceipt, darajaMaxReceipt):
+		return refuse("the payment's M-PESA receipt is not one token of printable characters")
+	case !req.Full || (req.PaymentAmount != "" && !darajaSameAmount(req.Amount, req.PaymentAmount)):
+		return refuse("M-Pesa reverses whole payments only (%s of %s asked)", truncateUpstreamText(req.Amount), truncateUpstreamText(req.PaymentAmount))
+	case darajaCheckKES(req.Currency) != nil:
+		return refuse("M-Pesa refunds KES only")
 	}
 	ack, err := d.Reverse(ctx, ReversalRequest{TransactionID: req.PaymentReceipt, Amount: req.Amount, Reference: req.Reference})
 	if err != nil {

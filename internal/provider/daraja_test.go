@@ -1040,25 +1040,26 @@ func TestDarajaRefunds(t *testing.T) {
 	req := RefundRequest{Reference: "shop.rf-1.r", Payment: "shop.trx-1.1", PaymentProvider: pushed.ProviderReference,
 		PaymentReceipt: cb.MpesaReceiptNumber, PaymentAmount: "250.00", Full: true, Phone: darajaTestPhone, Amount: "250.00", Currency: "KES"}
 
-	// Refused before any request: no receipt, a part of the payment, another currency, a receipt
-	// that is not one token.
+	// Refused before any request, as a final FAILED (nothing was sent, nothing will come back): no
+	// receipt, a part of the payment, another currency, a receipt that is not one token.
 	for name, mod := range map[string]func(*RefundRequest){
-		"no receipt":      func(r *RefundRequest) { r.PaymentReceipt = "" },
-		"partial":         func(r *RefundRequest) { r.Full, r.Amount = false, "100" },
-		"not the amount":  func(r *RefundRequest) { r.Amount = "200" },
-		"currency":        func(r *RefundRequest) { r.Currency = "TZS" },
-		"receipt":         func(r *RefundRequest) { r.PaymentReceipt = "SJ1 23" },
-		"empty reference": func(r *RefundRequest) { r.Reference = "" },
+		"no receipt":     func(r *RefundRequest) { r.PaymentReceipt = "" },
+		"partial":        func(r *RefundRequest) { r.Full, r.Amount = false, "100" },
+		"not the amount": func(r *RefundRequest) { r.Amount = "200" },
+		"currency":       func(r *RefundRequest) { r.Currency = "TZS" },
+		"receipt":        func(r *RefundRequest) { r.PaymentReceipt = "SJ1 23" },
 	} {
 		bad := req
 		mod(&bad)
-		if res, err := f.d.Refund(ctx, bad); !errors.Is(err, ErrDarajaInvalidRequest) || res != (Result{}) {
-			t.Errorf("%s: Refund = %+v, %v; want an error wrapping ErrDarajaInvalidRequest", name, res, err)
+		if res, err := f.d.Refund(ctx, bad); err != nil || res.Status != StatusFailed || res.Code != paygatev1.FailureProviderError {
+			t.Errorf("%s: Refund = %+v, %v; want FAILED PROVIDER_ERROR", name, res, err)
 		}
 	}
-	if _, err := f.d.Refund(ctx, RefundRequest{Reference: "shop.rf-0.r", Payment: "shop.trx-1.1"}); err == nil ||
-		!strings.Contains(err.Error(), "receipt") {
-		t.Fatalf("a refund without a receipt: %v, want an error that says so", err)
+	if res, _ := f.d.Refund(ctx, RefundRequest{Reference: "shop.rf-0.r", Payment: "shop.trx-1.1"}); !strings.Contains(res.Message, "receipt") {
+		t.Fatalf("a refund without a receipt: %+v, want a message that says so", res)
+	}
+	if _, err := f.d.Refund(ctx, RefundRequest{Payment: "shop.trx-1.1"}); !errors.Is(err, ErrDarajaInvalidRequest) {
+		t.Fatalf("a refund without a reference: %v, want ErrDarajaInvalidRequest", err)
 	}
 	if n := f.fake.ReversalCount(); n != 0 {
 		t.Fatalf("%d reversals sent for refused refunds", n)

@@ -29,6 +29,10 @@ const (
 	// failed. Their data is a Payout record (PayoutData).
 	EventPayoutCompleted = "payout.completed"
 	EventPayoutFailed    = "payout.failed"
+	// EventRefundCompleted and EventRefundFailed: a refund reached success or failed. Their data
+	// is a Refund record (RefundData).
+	EventRefundCompleted = "refund.completed"
+	EventRefundFailed    = "refund.failed"
 )
 
 // Defaults of WebhookVerifier.
@@ -123,7 +127,6 @@ type PaymentEventData struct {
 	Remark string `json:"remark,omitempty"`
 }
 
-// PaymentData decodes the data of a payment.* event.
 // PayoutData decodes the data of a payout.completed or payout.failed event: the payout record,
 // as GET /api/v1/payouts/{id} returns it.
 func (e *WebhookEvent) PayoutData() (*Payout, error) {
@@ -137,6 +140,20 @@ func (e *WebhookEvent) PayoutData() (*Payout, error) {
 	return d, nil
 }
 
+// RefundData decodes the data of a refund.completed or refund.failed event: the refund record,
+// as GET /api/v1/refunds/{id} returns it.
+func (e *WebhookEvent) RefundData() (*Refund, error) {
+	if e.Type != EventRefundCompleted && e.Type != EventRefundFailed {
+		return nil, fmt.Errorf("%w: %s is not a refund event", ErrWebhookPayload, e.Type)
+	}
+	d := &Refund{}
+	if err := decodeJSON(e.Data, d); err != nil {
+		return nil, fmt.Errorf("%w: decoding the refund data: %v", ErrWebhookPayload, err)
+	}
+	return d, nil
+}
+
+// PaymentData decodes the data of a payment.* event.
 func (e *WebhookEvent) PaymentData() (*PaymentEventData, error) {
 	if e.Type != EventPaymentCompleted && e.Type != EventPaymentFailed {
 		return nil, fmt.Errorf("%w: %s is not a payment event", ErrWebhookPayload, e.Type)

@@ -95,22 +95,14 @@ var _ = Describe("Production payments through pawaPay", func() {
 			PaymentAmount: "20000", CurrencyCode: "TZS", RefTrx: "pawapay-fund", PaymentMode: "push", CustomerPhone: "0754000603",
 		}, "")
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(func(g Gomega) {
-			v, err := duka.production.VerifyPayment(ctx, created.TrxID)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(v.Status).To(Equal("success"))
-		}).WithTimeout(30 * time.Second).Should(Succeed())
+		verifiedSuccess(duka.production, created.TrxID)
 		Eventually(func() string { return availableBalance(duka.production).StringFixed(2) }).
 			WithPolling(250 * time.Millisecond).WithTimeout(30 * time.Second).Should(Equal("19500.00"))
 
 		By("paying 5000 out: one pawaPay payout of 4850 (1 % plus 100 kept)")
 		po, err := duka.production.CreatePayout(ctx, paygate.PayoutRequest{Amount: "5000"}, "pawapay-payout-1")
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(func(g Gomega) {
-			got, err := duka.production.GetPayout(ctx, po.ID)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(got.Status).To(Equal("success"))
-		}).WithTimeout(30 * time.Second).Should(Succeed())
+		payoutSucceeds(duka.production, po.ID)
 		var payout paygatev1.Payout
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: po.ID}, &payout)).To(Succeed())
 		Expect(fake.Counters().PayoutsCreated).To(HaveKeyWithValue(provider.PawapayPayoutID(payout.Status.Attempt.Reference), 1))
@@ -165,11 +157,7 @@ var _ = Describe("Production payments through pawaPay", func() {
 			PaymentAmount: "20000", CurrencyCode: "TZS", RefTrx: "pawapay-faults", PaymentMode: "push", CustomerPhone: "0754000621",
 		}, "")
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(func(g Gomega) {
-			v, err := duka.production.VerifyPayment(ctx, created.TrxID)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(v.Status).To(Equal("success"))
-		}).WithTimeout(30 * time.Second).Should(Succeed())
+		verifiedSuccess(duka.production, created.TrxID)
 		var p paygatev1.Payment
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: created.TrxID}, &p)).To(Succeed())
 		Expect(p.Status.Attempts).To(HaveLen(1))
@@ -191,11 +179,7 @@ var _ = Describe("Production payments through pawaPay", func() {
 		fake.InjectFault(fakepawapay.RouteInitiatePayout, 1, fakepawapay.Fault{Kind: fakepawapay.FaultHTTPStatus, Status: http.StatusInternalServerError, Process: true})
 		po, err := duka.production.CreatePayout(ctx, paygate.PayoutRequest{Amount: "5000"}, "pawapay-faults-payout")
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(func(g Gomega) {
-			got, err := duka.production.GetPayout(ctx, po.ID)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(got.Status).To(Equal("success"))
-		}).WithTimeout(30 * time.Second).Should(Succeed())
+		payoutSucceeds(duka.production, po.ID)
 		var payout paygatev1.Payout
 		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: po.ID}, &payout)).To(Succeed())
 		Expect(fake.Counters().PayoutsCreated).To(Equal(map[string]int{provider.PawapayPayoutID(payout.Status.Attempt.Reference): 1}))
@@ -216,20 +200,12 @@ var _ = Describe("Production payments through pawaPay", func() {
 			PaymentAmount: "20000", CurrencyCode: "TZS", RefTrx: "pawapay-cb", PaymentMode: "push", CustomerPhone: "0754000611",
 		}, "")
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(func(g Gomega) {
-			v, err := duka.production.VerifyPayment(ctx, created.TrxID)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(v.Status).To(Equal("success"))
-		}).WithTimeout(30 * time.Second).Should(Succeed())
+		verifiedSuccess(duka.production, created.TrxID)
 		Eventually(func() string { return availableIn(duka.production, "TZS").StringFixed(2) }).
 			WithPolling(250 * time.Millisecond).WithTimeout(30 * time.Second).Should(Equal("19500.00"))
 		po, err := duka.production.CreatePayout(ctx, paygate.PayoutRequest{Amount: "5000"}, "pawapay-cb-payout")
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(func(g Gomega) {
-			got, err := duka.production.GetPayout(ctx, po.ID)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(got.Status).To(Equal("success"))
-		}).WithTimeout(30 * time.Second).Should(Succeed())
+		payoutSucceeds(duka.production, po.ID)
 
 		By("accepting every signed callback pawaPay sent: the deposit's and the payout's")
 		Eventually(func(g Gomega) {
@@ -307,11 +283,7 @@ var _ = Describe("Production payments through M-Pesa Daraja", func() {
 			PaymentAmount: "1500", CurrencyCode: "KES", RefTrx: "daraja-1", PaymentMode: "push", CustomerPhone: "0708374149",
 		}, "")
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(func(g Gomega) {
-			v, err := duka.production.VerifyPayment(ctx, created.TrxID)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(v.Status).To(Equal("success"))
-		}).WithTimeout(30 * time.Second).Should(Succeed())
+		verifiedSuccess(duka.production, created.TrxID)
 		Expect(fake.STKPushCount()).To(Equal(1), "one STK push: M-Pesa does not de-duplicate")
 	})
 
@@ -339,11 +311,7 @@ var _ = Describe("Production payments through M-Pesa Daraja", func() {
 			PaymentAmount: "1500", CurrencyCode: "KES", RefTrx: "daraja-lost", PaymentMode: "push", CustomerPhone: "0708374150",
 		}, "")
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(func(g Gomega) {
-			v, err := duka.production.VerifyPayment(ctx, created.TrxID)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(v.Status).To(Equal("success"))
-		}).WithTimeout(30 * time.Second).Should(Succeed())
+		verifiedSuccess(duka.production, created.TrxID)
 		Expect(fake.STKPushCount()).To(Equal(1), "the push whose answer was lost is never sent again")
 		Expect(fake.STKQueryCount()).To(BeNumerically(">=", 1), "the callback was confirmed by a query")
 		Expect(fake.TokenCount()).To(Equal(1), "one access token, the manager's: the apiserver never asks Daraja")
@@ -392,22 +360,14 @@ var _ = Describe("Production payments through M-Pesa Daraja", func() {
 			PaymentAmount: "10000", CurrencyCode: "KES", RefTrx: "daraja-fund", PaymentMode: "push", CustomerPhone: "0708374151",
 		}, "")
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(func(g Gomega) {
-			v, err := duka.production.VerifyPayment(ctx, created.TrxID)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(v.Status).To(Equal("success"))
-		}).WithTimeout(30 * time.Second).Should(Succeed())
+		verifiedSuccess(duka.production, created.TrxID)
 		Eventually(func() string { return availableIn(duka.production, "KES").StringFixed(2) }).
 			WithPolling(250 * time.Millisecond).WithTimeout(30 * time.Second).Should(Equal("9750.00"))
 
 		By("paying 1000 out: one B2C payment of 980, settled by the result at its own result URL")
 		po, err := duka.production.CreatePayout(ctx, paygate.PayoutRequest{Amount: "1000"}, "daraja-payout-1")
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(func(g Gomega) {
-			got, err := duka.production.GetPayout(ctx, po.ID)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(got.Status).To(Equal("success"))
-		}).WithTimeout(30 * time.Second).Should(Succeed())
+		payoutSucceeds(duka.production, po.ID)
 		pays := fake.B2CPayments()
 		Expect(pays).To(HaveLen(1))
 		Expect(pays[0].Amount).To(Equal(int64(980)))
@@ -467,4 +427,24 @@ func availableIn(c *paygate.Client, currency string) money.Amount {
 	}
 	Fail("no " + currency + " balance in " + string(resp.Body))
 	return money.Amount{}
+}
+
+// verifiedSuccess waits until verify-payment reports the payment a success.
+func verifiedSuccess(c *paygate.Client, trxID string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		v, err := c.VerifyPayment(ctx, trxID)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(v.Status).To(Equal("success"))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+}
+
+// payoutSucceeds waits until the payout reads success.
+func payoutSucceeds(c *paygate.Client, id string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		got, err := c.GetPayout(ctx, id)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(got.Status).To(Equal("success"))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
 }

@@ -1,0 +1,27 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package controllers
+
+import (
+	"context"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	webhookevents "github.com/paygate/paygate/internal/events"
+)
+
+// refundWebhook creates the ended refund's webhook event (refund.completed or refund.failed,
+// docs/webhooks-receiver.md), once: its name derives from the refund's UID and the event type.
+// created reports whether this call created it.
+func (r *RefundReconciler) refundWebhook(ctx context.Context, rf *paygatev1.Refund) (created bool, err error) {
+	eventType := webhookevents.RefundEventType(rf)
+	return emitOnce(ctx, r.Client, r.APIReader, r.Clock.Now(), webhookEvent{
+		source:    webhookevents.Source{Kind: "Refund", Object: rf, Merchant: rf.Spec.MerchantRef.Name, Env: rf.Spec.Environment},
+		eventType: eventType,
+		names:     []string{webhookevents.DeliveryName(string(rf.UID), eventType)},
+		target: func() (string, error) {
+			return merchantWebhookURL(ctx, r.Client, rf.Namespace, rf.Spec.MerchantRef.Name, rf.Spec.Environment)
+		},
+		data: func() (any, error) { return webhookevents.NewRefundData(rf) },
+	})
+}
