@@ -274,7 +274,9 @@ func (r *RefundReconciler) flagAmbiguity(_ context.Context, s *refundScope) (ctr
 			a.Reference, r.ambiguousAfter(), paygatev1.AnnotationResolveRefund)
 		meta.SetStatusCondition(&rf.Status.Conditions, metav1.Condition{Type: paygatev1.ConditionAmbiguousTooLong,
 			Status: metav1.ConditionTrue, Reason: ReasonRefundAmbiguous, Message: msg, ObservedGeneration: rf.Generation})
-		s.patch.OnWrite(func() { r.Recorder.Eventf(rf, nil, corev1.EventTypeWarning, ReasonRefundAmbiguous, "Refund", "%s", msg) })
+		s.patch.OnWrite(func() {
+			r.Recorder.Eventf(rf, nil, corev1.EventTypeWarning, ReasonRefundAmbiguous, "Refund", "%s", msg)
+		})
 	}
 	return ctrl.Result{}, nil
 }
