@@ -149,7 +149,7 @@ func TestAlertCoverage(t *testing.T) {
 	}
 	for _, want := range []string{
 		"PaygateReconcileErrors", "PaygatePaymentsStuckPending", "PaygateWebhooksAbandoned",
-		"PaygatePayoutsAmbiguous", "PaygateInvoiceChargesFailing", "PaygateArchiveLagging", "PaygateArchiveErrors", "PaygateLedgerDrift",
+		"PaygatePayoutsAmbiguous", "PaygateRefundsFailing", "PaygateInvoiceChargesFailing", "PaygateArchiveLagging", "PaygateArchiveErrors", "PaygateLedgerDrift",
 		"PaygateLateSettlement", "PaygateLeaderAbsent", "PaygateAPIErrors", "PaygateAPILatency",
 	} {
 		if !alerts[want] {

@@ -32,6 +32,7 @@ var (
 		"paygate_webhooks_abandoned_total",
 		"paygate_payouts_total",
 		"paygate_payouts_ambiguous",
+		"paygate_refunds_total",
 		"paygate_disbursement_duration_seconds", // histogram
 		"paygate_invoice_charges_total",
 		"paygate_invoices_total",
@@ -273,6 +274,7 @@ func TestDashboard(t *testing.T) {
 	for _, want := range []string{
 		"row:Payments", "Payments settled by phase", "row:Provider", "Provider latency p50 / p99",
 		"row:Webhooks", "Webhook delivery success ratio", "row:Payouts", "Payouts by status", "Ambiguous payouts",
+		"row:Refunds", "Refunds by status", "Failed refunds by reason", "Refund failure ratio", "Refund provider requests by outcome",
 		"row:Invoices and dunning", "Invoice charges by outcome", "Invoice charge failure ratio", "Subscriptions by phase",
 		"Invoices by terminal phase", "Dunning retries scheduled", "row:Merchant API", "API latency p50 / p99", "API 5xx ratio",
 		"Rate-limited requests", "Authentication failures", "row:Archive", "Archive lag by kind",
