@@ -101,6 +101,7 @@ type ctrlWorld struct {
 	byCallback bool
 	payments   []string
 	payouts    []string
+	refunds    []string                 // refunds of settled payments, reserved when created
 	looked     map[string]lookedVerdict // payout → what the operator saw
 	sub        *paygatev1.Subscription  // the subscription billed in this world, if any
 	window     billing.Window           // its plan's charging window
@@ -133,7 +134,7 @@ func newCtrlWorld(seed uint64) *ctrlWorld {
 	// seed), and the simulation needs resource versions and conflicts, not managed fields.
 	tracker := clienttesting.NewObjectTracker(kube.Scheme(), serializer.NewCodecFactory(kube.Scheme()).UniversalDecoder())
 	w.api = fake.NewClientBuilder().WithScheme(kube.Scheme()).WithObjectTracker(tracker).WithObjects(merchant, rulesGateway()).
-		WithStatusSubresource(&paygatev1.Payment{}, &paygatev1.Payout{}, &paygatev1.Subscription{}, &paygatev1.Invoice{}, &paygatev1.BillingPlan{}).Build()
+		WithStatusSubresource(&paygatev1.Payment{}, &paygatev1.Payout{}, &paygatev1.Refund{}, &paygatev1.Subscription{}, &paygatev1.Invoice{}, &paygatev1.BillingPlan{}).Build()
 	w.cache = &laggingCache{api: w.api, rng: rng, history: map[types.NamespacedName][]client.Object{}}
 	w.prov = &simProvider{w: w, ops: map[string]*simOperation{}, deadlines: map[string]time.Time{}}
 	if rng.IntN(2) == 0 {
@@ -244,6 +245,8 @@ func (w *ctrlWorld) step() {
 		w.createPayment()
 	case n < 12 && len(w.payouts) < 3:
 		w.createPayout()
+	case n < 15 && len(w.refunds) < 3:
+		w.createRefund()
 	case n < 64:
 		w.reconcileOne()
 	case n < 80:
@@ -288,6 +291,46 @@ func (w *ctrlWorld) createPayment() {
 	w.logf("payment %s created, expires %s", name, p.Spec.ExpiresAt.Format("15:04:05"))
 }
 
+// createRefund refunds part of a payment that succeeded, reserved at once (the balance controller's
+// decision is the ledger's tests' business; here the refund's provider protocol is).
+func (w *ctrlWorld) createRefund() {
+	var list paygatev1.PaymentList
+	if err := w.api.List(context.Background(), &list); err != nil {
+		return
+	}
+	var paid []*paygatev1.Payment
+	for i := range list.Items {
+		if p := &list.Items[i]; p.Status.Phase == paygatev1.PaymentSuccess {
+			paid = append(paid, p)
+		}
+	}
+	if len(paid) == 0 {
+		return
+	}
+	p := paid[w.rng.IntN(len(paid))]
+	a := p.LatestAttempt()
+	name := fmt.Sprintf("rf-%d", len(w.refunds)+1)
+	now := w.clock.Now()
+	rf := &paygatev1.Refund{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, UID: types.UID("uid-" + name)},
+		Spec: paygatev1.RefundSpec{MerchantRef: paygatev1.MerchantReference{Name: "duka"}, Environment: paygatev1.EnvironmentSandbox,
+			Payment: paygatev1.RefundedPayment{TrxID: p.Name, Amount: p.Spec.Amount, AttemptReference: a.Reference},
+			Amount:  "500.00", Currency: "TZS", Destination: "+255712345678", Gateway: a.Gateway, CreatedAt: metav1.NewMicroTime(now)},
+	}
+	if err := w.api.Create(context.Background(), rf); err != nil {
+		w.fail("creating %s: %v", name, err)
+		return
+	}
+	rf.Status = paygatev1.RefundStatus{Phase: paygatev1.RefundPending, ReservedAt: ptrTime(now)}
+	if err := w.api.Status().Update(context.Background(), rf); err != nil {
+		w.fail("reserving %s: %v", name, err)
+		return
+	}
+	w.cache.record(rf)
+	w.refunds = append(w.refunds, name)
+	w.logf("refund %s of %s created and reserved", name, p.Name)
+}
+
 func (w *ctrlWorld) createPayout() {
 	name := fmt.Sprintf("po-%d", len(w.payouts)+1)
 	now := w.clock.Now()
@@ -318,7 +361,7 @@ func (w *ctrlWorld) reconcileOne() {
 		key  types.NamespacedName
 		kind string
 	)
-	all := len(w.payments) + len(w.payouts)
+	all := len(w.payments) + len(w.payouts) + len(w.refunds)
 	if w.sub != nil {
 		all += 4 // the subscription gets its share of passes
 	}
@@ -330,6 +373,8 @@ func (w *ctrlWorld) reconcileOne() {
 		key, kind = types.NamespacedName{Namespace: "shop", Name: w.payments[i]}, "payment"
 	case i < len(w.payments)+len(w.payouts):
 		key, kind = types.NamespacedName{Namespace: "shop", Name: w.payouts[i-len(w.payments)]}, "payout"
+	case i < len(w.payments)+len(w.payouts)+len(w.refunds):
+		key, kind = types.NamespacedName{Namespace: "shop", Name: w.refunds[i-len(w.payments)-len(w.payouts)]}, "refund"
 	default:
 		key, kind = client.ObjectKeyFromObject(w.sub), "subscription"
 	}
@@ -352,6 +397,9 @@ func (w *ctrlWorld) reconcileOne() {
 	case "subscription":
 		r = &SubscriptionReconciler{Client: c, APIReader: w.liveReader(), Recorder: rec, Clock: w.clock, RetryAfter: time.Minute}
 		defer w.discoverCharges()
+	case "refund":
+		r = &RefundReconciler{Client: c, APIReader: w.liveReader(), Recorder: rec, Providers: providers, Clock: w.clock,
+			PollInterval: 2 * time.Second, AmbiguousAfter: 30 * time.Minute, AttemptWatch: 72 * time.Hour}
 	case "payment":
 		r = &PaymentReconciler{Client: c, APIReader: w.liveReader(), Recorder: rec, Providers: providers, Clock: w.clock,
 			PollInterval: 2 * time.Second, AttemptWatch: 72 * time.Hour}
@@ -421,7 +469,7 @@ func (w *ctrlWorld) recordResult() {
 	var obj client.Object
 	var ref string
 	var failed, terminal bool
-	if i := w.rng.IntN(len(w.payments) + len(w.payouts) + 1); i < len(w.payments) {
+	if i := w.rng.IntN(len(w.payments) + len(w.payouts) + len(w.refunds) + 1); i < len(w.payments) {
 		p := &paygatev1.Payment{}
 		if w.api.Get(ctx, client.ObjectKey{Namespace: "shop", Name: w.payments[i]}, p) != nil || p.LatestAttempt() == nil {
 			return
@@ -433,6 +481,12 @@ func (w *ctrlWorld) recordResult() {
 			return
 		}
 		obj, ref, failed, terminal = p, p.Status.Attempt.Reference, p.Status.Phase == paygatev1.PayoutFailed, p.Terminal()
+	} else if i < len(w.payments)+len(w.payouts)+len(w.refunds) {
+		rf := &paygatev1.Refund{}
+		if w.api.Get(ctx, client.ObjectKey{Namespace: "shop", Name: w.refunds[i-len(w.payments)-len(w.payouts)]}, rf) != nil || rf.Status.Attempt == nil {
+			return
+		}
+		obj, ref, failed, terminal = rf, rf.Status.Attempt.Reference, rf.Status.Phase == paygatev1.RefundFailed, rf.Terminal()
 	} else {
 		return
 	}
@@ -547,6 +601,23 @@ func (w *ctrlWorld) check() {
 		}
 		if got.Cmp(credited) != 0 {
 			w.fail("the ledger counts %s settled, the successful payments %s", got.StringFixed(2), credited.StringFixed(2))
+		}
+	}
+	var refunds paygatev1.RefundList
+	if err := w.api.List(ctx, &refunds); err != nil {
+		w.fail("listing refunds: %v", err)
+		return
+	}
+	for i := range refunds.Items {
+		rf := &refunds.Items[i]
+		if rf.Status.Phase == paygatev1.RefundSuccess {
+			// A refund succeeded only where the provider returned the money, under its own reference.
+			if op := w.prov.ops[rf.RefundReference()]; op == nil || !op.moved(now) {
+				w.fail("refund %s succeeded but the provider returned nothing", rf.Name)
+			}
+		}
+		if rf.Status.Attempt != nil && rf.Status.ReservedAt == nil {
+			w.fail("refund %s was sent without a reservation", rf.Name)
 		}
 	}
 	for i := range payouts.Items {
@@ -787,6 +858,20 @@ func (p *simProvider) Disburse(_ context.Context, req provider.DisbursementReque
 }
 
 func (p *simProvider) DisbursementStatus(_ context.Context, req provider.DisbursementRequest) (provider.Result, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.status(req.Reference)
+}
+
+func (p *simProvider) RefundScope() provider.RefundScope { return provider.RefundsPartial }
+
+func (p *simProvider) Refund(_ context.Context, req provider.RefundRequest) (provider.Result, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.send(req.Reference)
+}
+
+func (p *simProvider) RefundStatus(_ context.Context, req provider.RefundRequest) (provider.Result, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.status(req.Reference)
