@@ -7,51 +7,50 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/provider"
 )
 
+// unknownReference is the answer to an upstream callback whose reference names no attempt of an
+// upstream gateway (docs/upstream-provider.md, "Callbacks").
+var unknownReference = &APIError{Status: http.StatusNotFound, Label: LabelNotFound, Message: "Unknown reference."}
+
 // providerCallback receives the upstream provider's results on an internal route: it is not
-// part of the merchant API and should not be exposed beyond the provider's network.
+// part of the merchant API and should not be exposed beyond the provider's network. The
+// reference names the object: a payment's push attempt ("<namespace>.<trx_id>.<sequence>"), a
+// payout's disbursement ("<namespace>.<payout>") or a refund ("<namespace>.<refund>.r"). The
+// callback, verified with the secret of the attempt's upstream gateway, only wakes the object's
+// controller (paygatev1.AnnotationProviderCallback), which asks the provider for the status.
 func (s *Server) providerCallback(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
 	body, apiErr := readBody(r)
 	if apiErr != nil {
 		writeError(w, apiErr)
 		return
 	}
-	// Find the payment the reference names, then verify with its gateway's callback secret.
+	// Find the object the reference names, then verify with its gateway's callback secret.
 	ref := callbackReference(body)
-	ns, trx, ok := splitReference(ref)
-	if !ok {
+	if !upstreamReference(ref) {
 		writeError(w, &APIError{Status: http.StatusBadRequest, Label: LabelBadRequest, Message: "Unknown reference."})
 		return
 	}
-	p := &paygatev1.Payment{}
-	if err := s.opts.APIReader.Get(r.Context(), client.ObjectKey{Namespace: ns, Name: trx}, p); err != nil {
-		if apierrors.IsNotFound(err) {
-			writeError(w, &APIError{Status: http.StatusNotFound, Label: LabelNotFound, Message: "Unknown reference."})
-			return
-		}
-		s.serverError("Reading a payment for a callback", err).write(w)
-		return
+	o, apiErr := s.findCallbackObject(ctx, ref)
+	if apiErr == unknownCallback {
+		apiErr = unknownReference
 	}
-	var gwCode paygatev1.GatewayCode
-	for _, a := range p.Status.Attempts {
-		if a.Reference == ref {
-			gwCode = a.Gateway
-		}
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
 	}
 	gw := &paygatev1.Gateway{}
-	if gwCode == "" || s.opts.Cache.Get(r.Context(), client.ObjectKey{Name: string(gwCode)}, gw) != nil || gw.Spec.Upstream == nil {
-		writeError(w, &APIError{Status: http.StatusNotFound, Label: LabelNotFound, Message: "Unknown reference."})
+	if s.opts.Cache.Get(ctx, client.ObjectKey{Name: string(o.gateway)}, gw) != nil || gw.Spec.Upstream == nil {
+		writeError(w, unknownReference)
 		return
 	}
-	secret, err := provider.UpstreamSecret(r.Context(), s.opts.Cache, gw)
+	secret, err := provider.UpstreamSecret(ctx, s.opts.Cache, gw)
 	if err != nil {
 		s.serverError("Reading the callback secret", err).write(w)
 		return
@@ -66,21 +65,50 @@ func (s *Server) providerCallback(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &APIError{Status: status, Label: LabelInvalidSignature, Message: "The callback could not be verified."})
 		return
 	}
-	// A callback wakes the controller for a pending payment; for a failed one only when the
-	// provider claims success, so that money arriving too late is found and reported.
-	if !p.Terminal() || (p.Status.Phase == paygatev1.PaymentFailed && cb.Status == provider.StatusSuccess) {
-		patch := client.MergeFrom(p.DeepCopy())
-		if p.Annotations == nil {
-			p.Annotations = map[string]string{}
-		}
-		p.Annotations[paygatev1.AnnotationProviderCallback] = string(cb.Status) + " " + s.opts.Clock.Now().UTC().Format(time.RFC3339Nano)
-		if err := s.opts.Writer.Patch(r.Context(), p, patch); err != nil {
-			s.serverError("Recording a provider callback", err).write(w)
-			return
-		}
+	// The kind must be the operation the reference names: the provider's references are one
+	// namespace per kind, and a refund callback about a payment's reference is about nothing
+	// Paygate sent.
+	if cb.Kind != upstreamCallbackKind(o) {
+		s.opts.Log.Info("Provider callback of another kind than its reference's", "reference", ref, "kind", cb.Kind)
+		writeError(w, unknownReference)
+		return
 	}
-	s.opts.Log.Info("Provider callback", "reference", ref, "status", cb.Status, "terminalAlready", p.Terminal())
+	// A callback wakes the controller for an object still under way; for a failed one only when
+	// the provider claims success, so that money moved too late is found and reported.
+	if apiErr := s.wakeOrRecord(ctx, o, ref, cb.Status, "", nil, ""); apiErr != nil {
+		if apiErr == unknownCallback {
+			apiErr = unknownReference
+		}
+		writeError(w, apiErr)
+		return
+	}
+	terminal, _ := o.ended()
+	s.opts.Log.Info("Provider callback", "reference", ref, "kind", cb.Kind, "status", cb.Status, "terminalAlready", terminal)
 	writeJSON(w, http.StatusOK, map[string]string{"status": "received"})
+}
+
+// upstreamCallbackKind is the callback kind of the operation o's reference names.
+func upstreamCallbackKind(o callbackObject) string {
+	switch {
+	case o.payment != nil:
+		return provider.CallbackKindCollection
+	case o.refund != nil:
+		return provider.CallbackKindRefund
+	}
+	return provider.CallbackKindDisbursement
+}
+
+// upstreamReference reports whether ref has the shape of a reference Paygate sends upstream: a
+// payment's ("<namespace>.<trx_id>.<sequence>", splitReference), a refund's
+// ("<namespace>.<refund>.r") or a payout's ("<namespace>.<payout>").
+func upstreamReference(ref string) bool {
+	parts := strings.Split(ref, ".")
+	switch {
+	case len(parts) == 3 && parts[2] == refundReferenceSuffix, len(parts) == 2:
+		return parts[0] != "" && parts[1] != "" && len(parts[0]) <= 63 && len(parts[1]) <= 253
+	}
+	_, _, ok := splitReference(ref)
+	return ok
 }
 
 // callbackReference reads the reference field without trusting anything else in the body.

@@ -255,8 +255,9 @@ func FuzzCheckoutForm(f *testing.F) {
 
 // FuzzProviderCallback sends arbitrary callback bodies to the provider callback route, signed
 // with the upstream gateway's callback secret (or with a changed signature, or too old):
-// checkExchange holds, and only a verified callback about the fixture's pending attempt writes
-// (one patch of that payment).
+// checkExchange holds, and only a verified collection callback about the fixture's pending
+// attempt writes (one patch of that payment): a callback of another kind, or naming a payout or a
+// refund that has no attempt through the upstream gateway, writes nothing.
 func FuzzProviderCallback(f *testing.F) {
 	ref := "shop." + TrxID("uid-duka", paygatev1.EnvironmentSandbox, "order-callback") + ".1"
 	for _, seed := range []struct {
@@ -270,6 +271,9 @@ func FuzzProviderCallback(f *testing.F) {
 		{`{"reference":"` + ref + `","status":"SUCCESS","kind":"collection"}`, 2},
 		{`{"reference":"` + ref + `","status":"BOGUS","kind":"collection"}`, 0},
 		{`{"reference":"` + ref + `","status":"SUCCESS","kind":"refund"}`, 0},
+		{`{"reference":"shop.po-aaaaaaaaaaaa","status":"SUCCESS","kind":"disbursement"}`, 0},
+		{`{"reference":"shop.5b0c7a52-2f57-4d5e-9a63-6f7b1c2d3e4f.r","status":"FAILED","kind":"refund"}`, 0},
+		{`{"reference":"shop..r","status":"SUCCESS","kind":"refund"}`, 0},
 		{`{"reference":"shop.trx-aaaaaaaaaaaaaaaaaaaaaaaa.1","status":"SUCCESS","kind":"collection"}`, 0},
 		{`{"reference":"other.` + ref[5:] + `","status":"SUCCESS","kind":"collection"}`, 0},
 		{`{"reference":"` + ref + `"}{}`, 0},
@@ -306,9 +310,9 @@ func FuzzProviderCallback(f *testing.F) {
 		before := fx.rec.count()
 		w := fx.serve(t, r)
 		if writes := fx.rec.since(before); len(writes) > 0 {
-			var cb struct{ Reference string }
+			var cb struct{ Reference, Kind string }
 			_ = json.Unmarshal(body, &cb)
-			if w.Code != http.StatusOK || mode&3 != 0 || cb.Reference != fx.callbackRef || len(writes) != 1 ||
+			if w.Code != http.StatusOK || mode&3 != 0 || cb.Reference != fx.callbackRef || cb.Kind != provider.CallbackKindCollection || len(writes) != 1 ||
 				writes[0] != "Patch Payment shop/"+strings.Split(fx.callbackRef, ".")[1] {
 				t.Fatalf("callback %q answered %d and wrote %v", body, w.Code, writes)
 			}

@@ -26,6 +26,9 @@ const (
 const (
 	CallbackKindCollection   = "collection"
 	CallbackKindDisbursement = "disbursement"
+	// CallbackKindRefund is a refund's callback (POST /v1/refunds; its reference is the refund's,
+	// "<namespace>.<refund>.r").
+	CallbackKindRefund = "refund"
 )
 
 // DefaultCallbackMaxAge is the tolerated clock distance of a callback's timestamp when
@@ -56,7 +59,7 @@ type Callback struct {
 	Status            Status
 	Code              paygatev1.FailureCode
 	Message           string
-	// Kind is CallbackKindCollection or CallbackKindDisbursement.
+	// Kind is CallbackKindCollection, CallbackKindDisbursement or CallbackKindRefund.
 	Kind string
 }
 
@@ -134,7 +137,7 @@ func ParseCallback(secret []byte, signatureHex, timestamp string, body []byte, n
 	if err != nil {
 		return Callback{}, fmt.Errorf("%w: %v", ErrCallbackPayload, err)
 	}
-	if cb.Kind != CallbackKindCollection && cb.Kind != CallbackKindDisbursement {
+	if cb.Kind != CallbackKindCollection && cb.Kind != CallbackKindDisbursement && cb.Kind != CallbackKindRefund {
 		return Callback{}, fmt.Errorf("%w: unknown kind %q", ErrCallbackPayload, truncateUpstreamText(cb.Kind))
 	}
 	out := Callback{

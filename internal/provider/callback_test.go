@@ -46,6 +46,9 @@ func TestParseCallback(t *testing.T) {
 			{`{"reference":"r","status":"AMBIGUOUS","kind":"disbursement"}`, Callback{Reference: "r", Status: StatusAmbiguous, Kind: "disbursement"}},
 			{`{"reference":"r","status":"FAILED","code":"CUSTOMER_CANCELLED","kind":"collection"}`, Callback{Reference: "r", Status: StatusFailed, Code: paygatev1.FailureCustomerCancelled, Kind: "collection"}},
 			{`{"reference":"r","status":"FAILED","kind":"disbursement"}`, Callback{Reference: "r", Status: StatusFailed, Code: paygatev1.FailureProviderError, Kind: "disbursement"}},
+			{`{"reference":"shop.rf-1.r","provider_reference":"RF9","status":"SUCCESS","kind":"refund"}`, Callback{Reference: "shop.rf-1.r", ProviderReference: "RF9", Status: StatusSuccess, Kind: CallbackKindRefund}},
+			{`{"reference":"shop.rf-1.r","status":"INPROGRESS","kind":"refund"}`, Callback{Reference: "shop.rf-1.r", Status: StatusPending, Kind: CallbackKindRefund}},
+			{`{"reference":"shop.rf-1.r","status":"FAILED","kind":"refund"}`, Callback{Reference: "shop.rf-1.r", Status: StatusFailed, Code: paygatev1.FailureProviderError, Kind: CallbackKindRefund}},
 		} {
 			b := []byte(tc.body)
 			cb, err := ParseCallback(secret, SignCallback(secret, ts, b), ts, b, now, time.Minute)
@@ -94,7 +97,8 @@ func TestParseCallback(t *testing.T) {
 		"unknown status":  `{"reference":"r","status":"DONE","kind":"collection"}`,
 		"PENDING status":  `{"reference":"r","status":"PENDING","kind":"collection"}`,
 		"missing status":  `{"reference":"r","kind":"collection"}`,
-		"unknown kind":    `{"reference":"r","status":"SUCCESS","kind":"refund"}`,
+		"unknown kind":    `{"reference":"r","status":"SUCCESS","kind":"reversal"}`,
+		"kind's case":     `{"reference":"r","status":"SUCCESS","kind":"REFUND"}`,
 		"missing kind":    `{"reference":"r","status":"SUCCESS"}`,
 		"oversized":       `{"reference":"r","status":"SUCCESS","kind":"collection","message":"` + strings.Repeat("x", MaxCallbackBody) + `"}`,
 	} {
