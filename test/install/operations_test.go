@@ -724,6 +724,7 @@ func TestOperationsValues(t *testing.T) {
 			"prometheusRule.thresholds.apiErrorRatio=0.02", "prometheusRule.thresholds.archiveLagSeconds=600",
 			"prometheusRule.thresholds.reconcileErrorRatio=0.25", "prometheusRule.thresholds.apiLatencyP99Seconds=1.5",
 			"prometheusRule.thresholds.invoiceChargeFailureRatio=0.3", "prometheusRule.thresholds.invoiceChargeMinimum=25",
+			"prometheusRule.thresholds.refundFailureRatio=0.35", "prometheusRule.thresholds.refundMinimum=12",
 			"prometheusRule.alertLabels.team=payments", "prometheusRule.alertLabels.severity=page",
 			"prometheusRule.runbookBaseURL=https://runbooks.example.com/paygate")
 		prs := ofKind(objs, "PrometheusRule")
@@ -753,6 +754,7 @@ func TestOperationsValues(t *testing.T) {
 			"PaygateAPIErrors": {"> 0.02"}, "PaygateArchiveLagging": {"> 600"},
 			"PaygateReconcileErrors": {"> 0.25"}, "PaygateAPILatency": {"> 1.5"},
 			"PaygateInvoiceChargesFailing": {"> 0.3", ">= 25"},
+			"PaygateRefundsFailing":        {"> 0.35", ">= 12"},
 		} {
 			for _, threshold := range thresholds {
 				if !strings.Contains(exprs[alert], threshold) {
