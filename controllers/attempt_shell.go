@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/attempt"
@@ -244,4 +245,22 @@ func (n watchNews) tell(d attempt.Decision, wasWatched bool) {
 			n.announce(func() { count("answered") })
 		}
 	}
+}
+
+// gatewayProvider reads gateway code and resolves its provider for env. A sandbox attempt whose
+// gateway is gone still resolves (the simulator needs nothing from the gateway); a production one
+// does not.
+func gatewayProvider(ctx context.Context, c client.Reader, providers Providers, code paygatev1.GatewayCode, env paygatev1.Environment) (provider.Provider, error) {
+	gw := &paygatev1.Gateway{}
+	if err := c.Get(ctx, client.ObjectKey{Name: string(code)}, gw); err != nil {
+		if client.IgnoreNotFound(err) != nil || env == paygatev1.EnvironmentProduction {
+			return nil, fmt.Errorf("reading gateway %s: %w", code, err)
+		}
+		gw.Name = string(code)
+	}
+	prov, err := providers.For(ctx, gw, env)
+	if err != nil {
+		return nil, asProviderError(fmt.Errorf("resolving the provider of gateway %s: %w", code, err))
+	}
+	return prov, nil
 }

@@ -492,18 +492,7 @@ func (r *PaymentReconciler) chooseGateway(ctx context.Context, reader client.Rea
 }
 
 func (r *PaymentReconciler) providerFor(ctx context.Context, p *paygatev1.Payment, code paygatev1.GatewayCode) (provider.Provider, error) {
-	gw := &paygatev1.Gateway{}
-	if err := r.Get(ctx, client.ObjectKey{Name: string(code)}, gw); err != nil {
-		if client.IgnoreNotFound(err) != nil || p.Spec.Environment == paygatev1.EnvironmentProduction {
-			return nil, fmt.Errorf("reading gateway %s: %w", code, err)
-		}
-		gw.Name = string(code) // sandbox needs nothing from the gateway
-	}
-	prov, err := r.Providers.For(ctx, gw, p.Spec.Environment)
-	if err != nil {
-		return nil, fmt.Errorf("resolving the provider of gateway %s: %w", code, asProviderError(err))
-	}
-	return prov, nil
+	return gatewayProvider(ctx, r.Client, r.Providers, code, p.Spec.Environment)
 }
 
 func (r *PaymentReconciler) pollInterval() time.Duration {

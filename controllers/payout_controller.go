@@ -469,18 +469,7 @@ func (r *PayoutReconciler) disbursementRequest(p *paygatev1.Payout) provider.Dis
 }
 
 func (r *PayoutReconciler) providerFor(ctx context.Context, p *paygatev1.Payout) (provider.Provider, error) {
-	gw := &paygatev1.Gateway{}
-	if err := r.Get(ctx, client.ObjectKey{Name: string(p.Spec.Gateway)}, gw); err != nil {
-		if client.IgnoreNotFound(err) != nil || p.Spec.Environment == paygatev1.EnvironmentProduction {
-			return nil, fmt.Errorf("reading gateway %s: %w", p.Spec.Gateway, err)
-		}
-		gw.Name = string(p.Spec.Gateway) // sandbox needs nothing from the gateway
-	}
-	prov, err := r.Providers.For(ctx, gw, p.Spec.Environment)
-	if err != nil {
-		return nil, asProviderError(fmt.Errorf("resolving the provider of gateway %s: %w", p.Spec.Gateway, err))
-	}
-	return prov, nil
+	return gatewayProvider(ctx, r.Client, r.Providers, p.Spec.Gateway, p.Spec.Environment)
 }
 
 func (r *PayoutReconciler) pollInterval() time.Duration {

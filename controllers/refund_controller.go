@@ -315,16 +315,9 @@ var errCannotRefund = errors.New("the payment's provider cannot refund")
 
 // refunderFor is the provider of the refund's gateway, which must refund.
 func (r *RefundReconciler) refunderFor(ctx context.Context, rf *paygatev1.Refund) (provider.Provider, error) {
-	gw := &paygatev1.Gateway{}
-	if err := r.Get(ctx, client.ObjectKey{Name: string(rf.Spec.Gateway)}, gw); err != nil {
-		if client.IgnoreNotFound(err) != nil || rf.Spec.Environment == paygatev1.EnvironmentProduction {
-			return nil, fmt.Errorf("reading gateway %s: %w", rf.Spec.Gateway, err)
-		}
-		gw.Name = string(rf.Spec.Gateway) // sandbox needs nothing from the gateway
-	}
-	prov, err := r.Providers.For(ctx, gw, rf.Spec.Environment)
+	prov, err := gatewayProvider(ctx, r.Client, r.Providers, rf.Spec.Gateway, rf.Spec.Environment)
 	if err != nil {
-		return nil, asProviderError(fmt.Errorf("resolving the provider of gateway %s: %w", rf.Spec.Gateway, err))
+		return nil, err
 	}
 	if _, ok := prov.(provider.Refunder); !ok {
 		return nil, fmt.Errorf("gateway %s: %w", rf.Spec.Gateway, errCannotRefund)
