@@ -144,6 +144,9 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 	if err := metrics.RegisterPayoutsAmbiguous(mgr.GetCache()); err != nil {
 		return fmt.Errorf("registering the ambiguous payouts metric: %w", err)
 	}
+	if err := metrics.RegisterRefundsAmbiguous(mgr.GetCache()); err != nil {
+		return fmt.Errorf("registering the ambiguous refunds metric: %w", err)
+	}
 	if err := metrics.RegisterPaymentsOverdue(mgr.GetCache(), opts.Clock.Now); err != nil {
 		return fmt.Errorf("registering the overdue payments metric: %w", err)
 	}

@@ -51,3 +51,39 @@ func (c payoutsAmbiguous) Collect(ch chan<- prometheus.Metric) {
 func RegisterPayoutsAmbiguous(reader client.Reader) error {
 	return registerOnce(payoutsAmbiguous{reader: reader})
 }
+
+var refundsAmbiguousDesc = prometheus.NewDesc("paygate_refunds_ambiguous",
+	"Refunds the provider has not confirmed within the configured time (condition AmbiguousTooLong), by environment.",
+	[]string{"environment"}, nil)
+
+// refundsAmbiguous counts, at each scrape, the refunds of the manager's cache whose
+// AmbiguousTooLong condition is True, as payoutsAmbiguous counts payouts.
+type refundsAmbiguous struct{ reader client.Reader }
+
+func (c refundsAmbiguous) Describe(ch chan<- *prometheus.Desc) { ch <- refundsAmbiguousDesc }
+
+func (c refundsAmbiguous) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var list paygatev1.RefundList
+	if err := c.reader.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		ch <- prometheus.NewInvalidMetric(refundsAmbiguousDesc, err)
+		return
+	}
+	counts := map[paygatev1.Environment]float64{paygatev1.EnvironmentSandbox: 0, paygatev1.EnvironmentProduction: 0}
+	for i := range list.Items {
+		r := &list.Items[i]
+		if !r.Terminal() && meta.IsStatusConditionTrue(r.Status.Conditions, paygatev1.ConditionAmbiguousTooLong) {
+			counts[r.Spec.Environment]++
+		}
+	}
+	for env, n := range counts {
+		ch <- prometheus.MustNewConstMetric(refundsAmbiguousDesc, prometheus.GaugeValue, n, string(env))
+	}
+}
+
+// RegisterRefundsAmbiguous registers paygate_refunds_ambiguous, counted from reader (the
+// manager's cache); a second registration keeps the first.
+func RegisterRefundsAmbiguous(reader client.Reader) error {
+	return registerOnce(refundsAmbiguous{reader: reader})
+}

@@ -149,7 +149,7 @@ func TestAlertCoverage(t *testing.T) {
 	}
 	for _, want := range []string{
 		"PaygateReconcileErrors", "PaygatePaymentsStuckPending", "PaygateWebhooksAbandoned",
-		"PaygatePayoutsAmbiguous", "PaygateRefundsFailing", "PaygateInvoiceChargesFailing", "PaygateArchiveLagging", "PaygateArchiveErrors", "PaygateLedgerDrift",
+		"PaygatePayoutsAmbiguous", "PaygateRefundsAmbiguous", "PaygateRefundsFailing", "PaygateInvoiceChargesFailing", "PaygateArchiveLagging", "PaygateArchiveErrors", "PaygateLedgerDrift",
 		"PaygateLateSettlement", "PaygateLeaderAbsent", "PaygateAPIErrors", "PaygateAPILatency",
 	} {
 		if !alerts[want] {

@@ -33,6 +33,7 @@ var (
 		"paygate_payouts_total",
 		"paygate_payouts_ambiguous",
 		"paygate_refunds_total",
+		"paygate_refunds_ambiguous",
 		"paygate_disbursement_duration_seconds", // histogram
 		"paygate_invoice_charges_total",
 		"paygate_invoices_total",
