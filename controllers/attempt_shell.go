@@ -204,7 +204,7 @@ type watchNews struct {
 	generation int64
 	announce   func(func())
 	recorder   events.EventRecorder
-	operation  string // push or disbursement
+	operation  string // push, disbursement or refund
 	env        paygatev1.Environment
 	reference  string
 	// late says what a contradicting answer means (OutcomeLateSuccess, OutcomeLateFailure).

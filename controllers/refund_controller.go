@@ -84,7 +84,10 @@ func (r *RefundReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 		if err := patch.Patch(ctx, rf); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(fmt.Errorf("patching refund status: %w", err))
 		}
-		return ctrl.Result{}, r.emitEvent(ctx, rf)
+		if err := r.emitEvent(ctx, rf); err != nil {
+			return ctrl.Result{}, err
+		}
+		return r.watchAttempt(ctx, s)
 	}
 	defer func() {
 		summarizeRefund(rf, retErr)
@@ -240,14 +243,55 @@ func (r *RefundReconciler) applyDecision(s *refundScope, st attemptStep) {
 		r.succeed(s)
 	case attempt.OutcomeFailed:
 		r.fail(s, d.Code, "the provider reported "+d.Code)
-	case attempt.OutcomeResolvedSuccess:
-		r.succeed(s)
+	case attempt.OutcomeResolvedSuccess, attempt.OutcomeResolvedFailed:
+		verdict := "success"
+		if d.Outcome == attempt.OutcomeResolvedSuccess {
+			r.succeed(s)
+		} else {
+			verdict = "failed"
+			r.fail(s, string(paygatev1.RefundResolvedFailed), "an operator resolved the refund as not paid")
+		}
 		s.patch.OnWrite(func() {
-			r.Recorder.Eventf(rf, nil, corev1.EventTypeNormal, ReasonRefundResolved, "Resolve", "An operator resolved the refund as success")
+			r.Recorder.Eventf(rf, nil, corev1.EventTypeNormal, ReasonRefundResolved, "Resolve", "An operator resolved the refund as %s", verdict)
+			metrics.AttemptWatches.WithLabelValues("refund", string(rf.Spec.Environment), "started").Inc()
 		})
-	case attempt.OutcomeResolvedFailed:
-		r.fail(s, string(paygatev1.RefundResolvedFailed), "an operator resolved the refund as not paid")
 	}
+}
+
+// watchAttempt keeps asking the provider about a refund an operator resolved without the
+// provider's final answer (status.attempt.watchUntil), as payouts do: a final answer that
+// contradicts the verdict raises LateSettlement, a Warning event and the metric, for an operator
+// to reconcile.
+func (r *RefundReconciler) watchAttempt(ctx context.Context, s *refundScope) (ctrl.Result, error) {
+	rf := s.refund
+	a := rf.Status.Attempt
+	if a == nil || a.WatchUntil == nil {
+		return ctrl.Result{}, nil
+	}
+	ended := attempt.EndedFailed
+	if rf.Status.Phase == paygatev1.RefundSuccess {
+		ended = attempt.EndedSucceeded
+	}
+	in := attempt.Input{Record: disbursementRecord(a), Ended: ended, Now: s.now, Poll: r.pollInterval(), Watch: r.AttemptWatch}
+	st, acted, err := watchEnded(ctx, in, r.attemptCalls(s), func() provider.Provider { prov, _ := r.refunderFor(ctx, rf); return prov })
+	if err != nil || !acted {
+		return ctrl.Result{RequeueAfter: st.decision.RetryAfter}, err
+	}
+	d := st.decision
+	storeRecord(d.Record, s.now, &a.Phase, &a.Code, &a.Sends, &a.LastSentAt, &a.WatchUntil, &a.FinishedAt)
+	watchNews{obj: rf, conditions: &rf.Status.Conditions, generation: rf.Generation, announce: s.patch.OnWrite, recorder: r.Recorder,
+		operation: "refund", env: rf.Spec.Environment, reference: a.Reference,
+		late: func(o attempt.Outcome) string {
+			if o == attempt.OutcomeLateFailure {
+				return fmt.Sprintf("The provider failed refund %s after an operator resolved it as refunded: the customer never got the money back; reconcile it", a.Reference)
+			}
+			return fmt.Sprintf("The provider paid refund %s after an operator resolved it as failed: the money went back to the customer but counts as available again; reconcile it", a.Reference)
+		},
+	}.tell(d, in.Record.Watched(s.now))
+	if err := s.patch.Patch(ctx, rf); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(fmt.Errorf("recording what the provider says of watched refund %s: %w", a.Reference, err))
+	}
+	return ctrl.Result{RequeueAfter: d.RetryAfter}, nil
 }
 
 // flagAmbiguity raises AmbiguousTooLong when the provider has not answered finally within
