@@ -6,6 +6,7 @@ package e2e_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -147,6 +148,30 @@ var _ = Describe("Refunds", func() {
 		Expect(done.Reason).To(Equal("INVALID_ACCOUNT"))
 		Expect(*refundEvent(rcv, duka.merchant, paygate.EventRefundFailed, refused.ID)).To(Equal(*done))
 		Eventually(func() string { return availableBalance(duka.sandbox).StringFixed(2) }).Should(Equal("9750.00"))
+	})
+
+	It("refunds through the upstream protocol in parts, one refund per reference at the provider", func() {
+		ns := newNamespace()
+		fake := upstreamFixture(ns)
+		duka := createMerchant(ns, "duka")
+		settledPayment(duka.production, "TZS", "20000", "+255712000601") // funds the refunds
+		trx := settledPayment(duka.production, "TZS", "10000", "+255712000602")
+		Eventually(func() string { return availableIn(duka.production, "TZS").StringFixed(2) }).
+			WithTimeout(30 * time.Second).Should(Equal("29250.00"))
+		var ids []string
+		for i, amount := range []string{"2500", "7500"} {
+			rf, err := duka.production.CreateRefund(ctx, trx, paygate.RefundRequest{Amount: json.Number(amount)}, fmt.Sprintf("up-%d", i))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(awaitRefund(duka.production, rf.ID).Status).To(Equal("success"))
+			ids = append(ids, rf.ID)
+		}
+		for _, id := range ids {
+			var stored paygatev1.Refund
+			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: id}, &stored)).To(Succeed())
+			Expect(fake.RefundsFor(stored.RefundReference())).To(Equal(1))
+		}
+		Expect(fake.Refunds()).To(Equal(2))
+		Eventually(func() string { return availableIn(duka.production, "TZS").StringFixed(2) }).Should(Equal("19250.00"))
 	})
 
 	It("refunds through pawaPay as one refund of the deposit, and through Daraja as one reversal of its receipt", func() {
