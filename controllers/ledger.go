@@ -108,8 +108,9 @@ type PaymentSums struct {
 	Counts  map[paygatev1.CurrencyCode]int64
 }
 
-// SumPayments sums a merchant's payments in env, skipping the UIDs in skip (archived objects
-// still live, counted in carried_forward).
+// SumPayments sums a merchant's payments in env (the successful ones, and the failed ones settled
+// late whose net amount the merchant's Credit or Refund policy stored), skipping the UIDs in skip
+// (archived objects still live, counted in carried_forward).
 func SumPayments(merchant string, env paygatev1.Environment, payments []paygatev1.Payment, skip map[string]bool) (PaymentSums, error) {
 	sums := PaymentSums{Settled: map[paygatev1.CurrencyCode]money.Amount{}, Counts: map[paygatev1.CurrencyCode]int64{}}
 	for i := range payments {
@@ -118,7 +119,7 @@ func SumPayments(merchant string, env paygatev1.Environment, payments []paygatev
 			continue
 		}
 		sums.Observed++
-		if p.Status.Phase != paygatev1.PaymentSuccess {
+		if !countsInLedger(p) {
 			continue
 		}
 		net, err := netAmount(p)

@@ -79,7 +79,7 @@ func (l *paymentLedger) handler() toolscache.ResourceEventHandler {
 
 func entryOf(p *paygatev1.Payment) paymentEntry {
 	e := paymentEntry{key: ledgerKey{p.Namespace, p.Spec.MerchantRef.Name, p.Spec.Environment}, currency: p.Spec.Currency}
-	if p.Status.Phase == paygatev1.PaymentSuccess {
+	if countsInLedger(p) {
 		e.settled = true
 		e.net, e.bad = netAmount(p)
 	}

@@ -355,12 +355,25 @@ func (r *PaymentReconciler) watchAttempt(ctx context.Context, s *paymentScope) (
 		return ctrl.Result{RequeueAfter: st.decision.RetryAfter}, err
 	}
 	d := st.decision
+	// A late settlement is what the merchant's policy makes of it (late_settlement.go), decided
+	// before anything is written: a pass that cannot read the policy or create the refund writes
+	// nothing, and the next asks the provider again.
+	outcome := "refund or reconcile it"
+	if d.Outcome == attempt.OutcomeLateSuccess && !p.SettledLate() {
+		policy, err := r.lateSettlementPolicy(ctx, p)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if outcome, err = r.settleLate(ctx, s, a, policy); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	storeRecord(d.Record, s.now, &a.Phase, &a.Code, &a.Sends, &a.LastSentAt, &a.WatchUntil, &a.FinishedAt)
 	env := p.Spec.Environment
 	watchNews{obj: p, conditions: &p.Status.Conditions, generation: p.Generation, announce: s.patch.OnWrite, recorder: r.Recorder,
 		operation: "push", env: env, reference: a.Reference,
 		late: func(attempt.Outcome) string {
-			msg := fmt.Sprintf("The provider settled attempt %s after the payment failed with %s: refund or reconcile it", a.Reference, p.Status.Reason)
+			msg := fmt.Sprintf("The provider settled attempt %s after the payment failed with %s: %s", a.Reference, p.Status.Reason, outcome)
 			if hint != "" {
 				msg += " (callback " + hint + ")"
 			}
@@ -368,7 +381,7 @@ func (r *PaymentReconciler) watchAttempt(ctx context.Context, s *paymentScope) (
 		},
 		also: func(attempt.Outcome) { metrics.LateSettlements.WithLabelValues(string(env)).Inc() },
 	}.tell(d, in.Record.Watched(s.now))
-	if hint != "" && st.asked && d.Outcome != attempt.OutcomeLateSuccess {
+	if hint != "" && st.asked && d.Outcome != attempt.OutcomeLateSuccess && !p.SettledLate() { // a late settlement stays settled (and counted)
 		meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: paygatev1.ConditionLateSettlement, Status: metav1.ConditionFalse,
 			Reason: ReasonNotSettled, Message: "The provider does not report this attempt settled (callback " + hint + ")", ObservedGeneration: p.Generation})
 	}

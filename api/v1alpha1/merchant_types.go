@@ -210,6 +210,38 @@ type MerchantSpec struct {
 	// +kubebuilder:validation:MaxItems=2
 	// +optional
 	UnsignedRequests []Environment `json:"unsignedRequests,omitempty"`
+
+	// lateSettlement is what happens to money the provider settled after its payment had failed
+	// (condition LateSettlement=True, SettledAfterFailure; docs/ledger.md): Flag (the default:
+	// the payment is only flagged, nothing is counted, an operator refunds or reconciles it),
+	// Credit (the payment's net amount, its fee taken as on a success, counts in the balance) or
+	// Refund (the whole amount counts in the balance, without a fee, and a Refund of it to the
+	// customer is created once, so the merchant ends with nothing). The policy in force when the
+	// late settlement is found applies; a change does not revisit payments already settled late.
+	// +kubebuilder:default=Flag
+	// +optional
+	LateSettlement LateSettlementPolicy `json:"lateSettlement,omitempty"`
+}
+
+// LateSettlementPolicy is what a merchant makes of a late settlement.
+// +kubebuilder:validation:Enum=Flag;Credit;Refund
+type LateSettlementPolicy string
+
+const (
+	// LateSettlementFlag only flags the payment: nothing is counted, an operator decides.
+	LateSettlementFlag LateSettlementPolicy = "Flag"
+	// LateSettlementCredit counts the payment's net amount (amount - fee) in the balance.
+	LateSettlementCredit LateSettlementPolicy = "Credit"
+	// LateSettlementRefund counts the payment's whole amount and refunds it to the customer.
+	LateSettlementRefund LateSettlementPolicy = "Refund"
+)
+
+// LateSettlementPolicy is the merchant's policy for late settlements, Flag when unset.
+func (s *MerchantSpec) LateSettlementPolicy() LateSettlementPolicy {
+	if s.LateSettlement == "" {
+		return LateSettlementFlag
+	}
+	return s.LateSettlement
 }
 
 // AcceptsUnsigned tells whether the merchant lets requests of env come unsigned.

@@ -521,6 +521,23 @@ func (p *Payment) Settlement() (fee, net Decimal) {
 	return "0", p.Spec.Amount
 }
 
+// SettledLate reports whether the provider settled p's last attempt after p failed: p is failed and
+// its condition LateSettlement is True with reason SettledAfterFailure. What the money counts for
+// is the merchant's policy when it was found (MerchantSpec.LateSettlement): under Credit and
+// Refund the controller stores status.fee and status.netAmount as for a success, and the ledger
+// counts the net amount; under Flag it stores none and nothing is counted.
+func (p *Payment) SettledLate() bool {
+	if p.Status.Phase != PaymentFailed {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == ConditionLateSettlement {
+			return c.Status == metav1.ConditionTrue && c.Reason == "SettledAfterFailure"
+		}
+	}
+	return false
+}
+
 func init() {
 	SchemeBuilder.Register(&Payment{}, &PaymentList{})
 }
