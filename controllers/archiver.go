@@ -377,7 +377,7 @@ func (a *Archiver) plan(s *archiveSnapshot, now time.Time) (units, blocked []arc
 		}
 		u, ok := archiveUnit{kind: archive.KindInvoice, since: since}, true
 		for _, p := range chargesOf[inv.UID] {
-			ok = ok && p.Terminal() && !p.Watched(now) && withDeliveries(&u, p.UID)
+			ok = ok && p.Terminal() && !p.Watched(now) && !countedLate(p) && withDeliveries(&u, p.UID)
 			u.objects = append(u.objects, p)
 		}
 		ok = ok && withDeliveries(&u, inv.UID)
@@ -387,8 +387,9 @@ func (a *Archiver) plan(s *archiveSnapshot, now time.Time) (units, blocked []arc
 	for i := range s.payments {
 		p := &s.payments[i]
 		since := firstTime(microTimeOf(p.Status.SettledAt), p.CreationTimestamp.Time)
-		// A payment whose last attempt is still watched stays live until its watch ends.
-		if claimed[p.UID] || !p.Terminal() || p.Watched(now) || ownedByInvoice(p) || !due(archive.KindPayment, since) {
+		// A payment whose last attempt is still watched stays live until its watch ends; a late
+		// settlement the balance counts stays live (the archive carries successful payments only).
+		if claimed[p.UID] || !p.Terminal() || p.Watched(now) || countedLate(p) || ownedByInvoice(p) || !due(archive.KindPayment, since) {
 			continue
 		}
 		u := archiveUnit{kind: archive.KindPayment, since: since}
@@ -640,4 +641,11 @@ func sumCounts(m map[archive.Kind]int) int {
 		n += v
 	}
 	return n
+}
+
+// countedLate reports whether p is a failed payment whose late settlement the balance counts (the
+// merchant's lateSettlement is Credit or Refund): the archive's carried-forward sums count
+// successful payments only, so such a payment is never archived.
+func countedLate(p *paygatev1.Payment) bool {
+	return p.SettledLate() && p.Status.NetAmount != ""
 }

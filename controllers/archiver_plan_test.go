@@ -133,7 +133,7 @@ func TestArchiverPlan(t *testing.T) {
 			wantBlocked: []archive.Kind{archive.KindPayment, archive.KindPayout},
 		},
 		{
-			name:      "charges name their invoice by label and leave with it; a charge whose invoice was deleted leaves alone; a watched payment stays",
+			name:      "charges name their invoice by label and leave with it; a charge whose invoice was deleted leaves alone; a watched payment and a counted late settlement stay",
 			retention: all,
 			snap: archiveSnapshot{
 				invoices: []paygatev1.Invoice{
@@ -145,8 +145,12 @@ func TestArchiverPlan(t *testing.T) {
 					planCharge("inv-1-charge", "inv-1", paygatev1.PaymentSuccess, 9*24*time.Hour),
 					planCharge("orphan-charge", "inv-gone", paygatev1.PaymentSuccess, 9*24*time.Hour),
 					watchedPayment("watched", 9*24*time.Hour),
+					creditedLate("credited-late", 9*24*time.Hour),
 				},
-				deliveries: []paygatev1.WebhookDelivery{planDelivery("watched-failed", "uid-watched", paygatev1.DeliveryDelivered, 9*24*time.Hour)},
+				deliveries: []paygatev1.WebhookDelivery{
+					planDelivery("watched-failed", "uid-watched", paygatev1.DeliveryDelivered, 9*24*time.Hour),
+					planDelivery("credited-late-failed", "uid-credited-late", paygatev1.DeliveryDelivered, 9*24*time.Hour),
+				},
 			},
 			wantUnits: []string{"invoices:inv-1,inv-1-charge", "payments:orphan-charge"},
 		},
@@ -271,4 +275,12 @@ func TestTopTwo(t *testing.T) {
 	if !slices.Equal(top, []int32{5, 4}) {
 		t.Fatalf("topTwo = %v, want [5 4]", top)
 	}
+}
+
+// creditedLate is a failed payment whose late settlement the balance counts (lateSettlement Credit).
+func creditedLate(name string, ago time.Duration) paygatev1.Payment {
+	p := planPayment(name, paygatev1.PaymentFailed, ago, "")
+	p.Status.NetAmount = "1462.50"
+	p.Status.Conditions = []metav1.Condition{{Type: paygatev1.ConditionLateSettlement, Status: metav1.ConditionTrue, Reason: "SettledAfterFailure"}}
+	return p
 }
