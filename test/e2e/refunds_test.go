@@ -12,11 +12,13 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/provider"
 	"github.com/paygate/paygate/pkg/paygate"
+	"github.com/paygate/paygate/test/fakeupstream"
 )
 
 // settledPayment creates a push payment of amount in currency through c and waits for success.
@@ -208,4 +210,51 @@ var _ = Describe("Refunds", func() {
 		Expect(awaitRefund(duka.production, whole.ID).Status).To(Equal("success"), "settled by the reversal's result at its own result URL")
 		Expect(dj.ReversalCount()).To(Equal(1))
 	})
+
+	DescribeTable("takes money that settled after its payment failed as the merchant's lateSettlement says",
+		func(policy paygatev1.LateSettlementPolicy, wantAvailable string, wantRefunds int) {
+			ns := newNamespace()
+			fake := upstreamFixture(ns)
+			duka := createMerchant(ns, "duka", func(m *paygatev1.Merchant) { m.Spec.LateSettlement = policy })
+			phone := "+255712000701"
+			fake.Script(phone, fakeupstream.Scenario{SettleAfter: 4 * time.Second, Callback: true})
+			created, err := duka.production.CreatePayment(ctx, paygate.CreatePaymentRequest{
+				PaymentAmount: "20000", CurrencyCode: "TZS", RefTrx: uniqueName("late"), PaymentMode: "push", CustomerPhone: phone,
+			}, "")
+			Expect(err).NotTo(HaveOccurred())
+			key := client.ObjectKey{Namespace: ns, Name: created.TrxID}
+			Eventually(func(g Gomega) {
+				var p paygatev1.Payment
+				g.Expect(k8s.Get(ctx, key, &p)).To(Succeed())
+				g.Expect(p.Status.Attempts).NotTo(BeEmpty())
+				g.Expect(fake.PushesFor(p.Status.Attempts[0].Reference)).To(Equal(1))
+			}).Should(Succeed())
+			Eventually(func(g Gomega) { // the session ends before the money arrives
+				var p paygatev1.Payment
+				g.Expect(k8s.Get(ctx, key, &p)).To(Succeed())
+				p.Spec.ExpiresAt = metav1.NewTime(time.Now().Add(time.Second))
+				g.Expect(k8s.Update(ctx, &p)).To(Succeed())
+			}).Should(Succeed())
+			Eventually(func(g Gomega) {
+				var p paygatev1.Payment
+				g.Expect(k8s.Get(ctx, key, &p)).To(Succeed())
+				g.Expect(p.SettledLate()).To(BeTrue())
+				g.Expect(p.Status.Phase).To(Equal(paygatev1.PaymentFailed), "the payment's status stays failed")
+			}).WithTimeout(60 * time.Second).Should(Succeed())
+			Eventually(func(g Gomega) {
+				var list paygatev1.RefundList
+				g.Expect(k8s.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+				g.Expect(list.Items).To(HaveLen(wantRefunds))
+				for _, rf := range list.Items {
+					g.Expect(rf.Status.Phase).To(Equal(paygatev1.RefundSuccess))
+					g.Expect(string(rf.Spec.Amount)).To(Equal("20000.00"))
+				}
+				g.Expect(availableIn(duka.production, "TZS").StringFixed(2)).To(Equal(wantAvailable))
+			}).WithTimeout(60 * time.Second).Should(Succeed())
+			Expect(fake.Refunds()).To(Equal(wantRefunds), "a late settlement is refunded once at most")
+		},
+		Entry("Flag (the default): reported, not counted", paygatev1.LateSettlementFlag, "0.00", 0),
+		Entry("Credit: the net counts in the balance", paygatev1.LateSettlementCredit, "19500.00", 0),
+		Entry("Refund: refunded once, the balance back where it was", paygatev1.LateSettlementRefund, "0.00", 1),
+	)
 })
