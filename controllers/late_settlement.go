@@ -113,7 +113,7 @@ func lateSettlementRefund(p *paygatev1.Payment, a *paygatev1.PushAttempt, amount
 		ObjectMeta: metav1.ObjectMeta{
 			Name: lateRefundName(p), Namespace: p.Namespace,
 			Labels: map[string]string{paygatev1.LabelMerchant: p.Spec.MerchantRef.Name, paygatev1.LabelEnvironment: string(p.Spec.Environment),
-				paygatev1.LabelPayment: p.Name},
+				paygatev1.LabelPayment: p.Name, paygatev1.LabelLateSettlement: "true"},
 		},
 		Spec: paygatev1.RefundSpec{
 			MerchantRef: p.Spec.MerchantRef, Environment: p.Spec.Environment,

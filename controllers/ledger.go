@@ -5,6 +5,7 @@ package controllers
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -363,12 +364,18 @@ func (l *ledgerPass) decide() error {
 		} else {
 			err = l.decideRefund(it.refund)
 		}
+		if errors.Is(err, errAwaitingCover) {
+			break // a late settlement's refund waits for its money, and what came after waits behind it
+		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// errAwaitingCover: a late settlement's refund the balance does not cover yet.
+var errAwaitingCover = errors.New("a late settlement's refund waits for the balance to cover it")
 
 func kindRank(it pendingItem) int {
 	if it.payout != nil {
@@ -413,6 +420,10 @@ func (l *ledgerPass) decideRefund(f *paygatev1.Refund) error {
 	case l.ofPayment[trx].Add(a).Cmp(limit) > 0:
 		l.led.RejectRefunds = append(l.led.RejectRefunds, RejectedRefund{Name: f.Name, Reason: paygatev1.RefundExceedsPayment})
 		return nil
+	case a.Cmp(l.available[c]) > 0 && f.Labels[paygatev1.LabelLateSettlement] == "true":
+		// The late money may not count yet (the payment's write, or the cache, lags the
+		// refund, which is created first): never reject it for the balance.
+		return errAwaitingCover
 	case a.Cmp(l.available[c]) > 0:
 		l.led.RejectRefunds = append(l.led.RejectRefunds, RejectedRefund{Name: f.Name, Reason: paygatev1.RefundInsufficientBalance})
 		return nil

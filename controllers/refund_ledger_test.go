@@ -612,3 +612,33 @@ func TestBalanceReconcilerMarksRefunds(t *testing.T) {
 		}
 	}
 }
+
+// TestComputeLedgerLateSettlementRefundWaits: the refund the payment controller makes of a late
+// settlement is created before the late money counts; the balance never rejects it for the
+// balance, it waits, and what came after it waits behind it; once the money counts it is
+// reserved first.
+func TestComputeLedgerLateSettlementRefundWaits(t *testing.T) {
+	late := ledgerRefund("rf-late", "trx-late", "1000.00", "1000.00", 0, paygatev1.RefundPending, func(r *paygatev1.Refund) {
+		r.Labels = map[string]string{paygatev1.LabelLateSettlement: "true"}
+	})
+	after := ledgerRefund("rf-after", "trx-1", "100.00", "500.00", time.Minute, paygatev1.RefundPending)
+	pass := func(payments ...paygatev1.Payment) Ledger {
+		t.Helper()
+		led, err := ComputeLedger("duka", paygatev1.EnvironmentSandbox, payments, nil, nil, nil, WithRefunds([]paygatev1.Refund{late, after}, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return led
+	}
+	paid := ledgerPayment("trx-1", paygatev1.PaymentSuccess, "500.00")
+	led := pass(paid)
+	if len(led.RejectRefunds) != 0 || len(led.ReserveRefunds) != 0 {
+		t.Fatalf("before the late money counts: reserve %q, reject %v; want both waiting", led.ReserveRefunds, led.RejectRefunds)
+	}
+	// The late settlement now counts (as the payment controller stores it under Refund: net = gross).
+	lateMoney := ledgerPayment("trx-late", paygatev1.PaymentSuccess, "1000.00")
+	led = pass(paid, lateMoney)
+	if !slices.Equal(led.ReserveRefunds, []string{"rf-late", "rf-after"}) || len(led.RejectRefunds) != 0 {
+		t.Fatalf("once it counts: reserve %q, reject %v; want rf-late then rf-after", led.ReserveRefunds, led.RejectRefunds)
+	}
+}

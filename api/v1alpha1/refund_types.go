@@ -163,6 +163,11 @@ const AnnotationResolveRefund = "paygate.dev/resolve-refund"
 // LabelPayment on a Refund names the payment it refunds (its trx id).
 const LabelPayment = "paygate.dev/payment"
 
+// LabelLateSettlement ("true") marks the Refund the payment controller makes of a late
+// settlement under the merchant's lateSettlement Refund: the balance controller never rejects it
+// for the balance, it waits until the late money counts (docs/ledger.md).
+const LabelLateSettlement = "paygate.dev/late-settlement"
+
 // Refund returns money of one successful payment to its customer. Its name is its id, a UUID. It
 // is not owned by its payment: deleting or archiving the payment never takes its refunds.
 // +kubebuilder:object:root=true
