@@ -190,7 +190,7 @@ func (s *Server) doCreateRefund(ctx context.Context, idemKey string, p *paygatev
 	}
 	units := func(a money.Amount) string { return a.StringFixed(cur.Scale) + " " + cur.Code }
 	if col.scope == provider.RefundsFull {
-		if paymentReceipt(p, col.attempt) == "" {
+		if p.AttemptReceipt(col.attempt) == "" {
 			return refuse(&APIError{Status: http.StatusUnprocessableEntity, Label: LabelRefundNotSupported,
 				Message: "The payment's gateway refunds by reversing the provider's receipt, and the provider has not given this payment's receipt."})
 		}
@@ -229,7 +229,7 @@ func (s *Server) doCreateRefund(ctx context.Context, idemKey string, p *paygatev
 			MerchantRef: paygatev1.MerchantReference{Name: c.merchant.Name}, Environment: c.env,
 			Payment: paygatev1.RefundedPayment{
 				TrxID: p.Name, Amount: paygatev1.Decimal(paid.StringFixed(cur.Scale)),
-				AttemptReference: a.Reference, ProviderReference: attemptProviderReference(p, a), Receipt: paymentReceipt(p, a),
+				AttemptReference: a.Reference, ProviderReference: attemptProviderReference(p, a), Receipt: p.AttemptReceipt(a),
 			},
 			Amount:      paygatev1.Decimal(amount.StringFixed(cur.Scale)),
 			Currency:    p.Spec.Currency,
@@ -343,27 +343,11 @@ func (s *Server) refundCollection(ctx context.Context, p *paygatev1.Payment) (*r
 // acceptance stored, else the one a verified callback told (paygatev1.AnnotationProviderReference),
 // the rule of the payment controller's status queries.
 func attemptProviderReference(p *paygatev1.Payment, a *paygatev1.PushAttempt) string {
-	id := a.ProviderReference
-	if id == "" {
-		if ref, v, ok := paygatev1.ParseProviderReference(p.Annotations[paygatev1.AnnotationProviderReference]); ok && ref == a.Reference {
-			id = v
-		}
-	}
+	id := p.AttemptProviderReference(a)
 	if len(id) > 128 { // the CRD's bound: a refund is never refused for it, the id is only a help
 		return ""
 	}
 	return id
-}
-
-// paymentReceipt is the provider's receipt of the collecting attempt (M-Pesa's receipt number,
-// which a reversal names), from the payment's paygatev1.AnnotationProviderReceipt when it names
-// that attempt; "" otherwise.
-func paymentReceipt(p *paygatev1.Payment, a *paygatev1.PushAttempt) string {
-	ref, receipt, ok := paygatev1.ParseProviderReceipt(p.Annotations[paygatev1.AnnotationProviderReceipt])
-	if !ok || ref != a.Reference {
-		return ""
-	}
-	return receipt
 }
 
 // paymentRefunds lists the refunds of p the cache holds (refundsOf).

@@ -101,13 +101,13 @@ func lateSettlementRefund(p *paygatev1.Payment, a *paygatev1.PushAttempt, amount
 	if p.Spec.PushRequest != nil && p.Spec.PushRequest.Sequence == a.Sequence {
 		dest = p.Spec.PushRequest.Phone
 	}
-	ref := attemptProviderReference(p, a)
+	ref := p.AttemptProviderReference(a)
 	if len(ref) > 128 { // the CRD's bound: the id is only a help
 		ref = ""
 	}
-	receipt := ""
-	if at, rc, ok := paygatev1.ParseProviderReceipt(p.Annotations[paygatev1.AnnotationProviderReceipt]); ok && at == a.Reference && len(rc) <= 64 {
-		receipt = rc
+	receipt := p.AttemptReceipt(a)
+	if len(receipt) > 64 { // the CRD's bound
+		receipt = ""
 	}
 	return &paygatev1.Refund{
 		ObjectMeta: metav1.ObjectMeta{

@@ -458,22 +458,8 @@ func (r *PaymentReconciler) pushRequest(p *paygatev1.Payment, a *paygatev1.PushA
 	return provider.PushRequest{
 		Reference: a.Reference, Phone: phone, Amount: string(p.Spec.Amount), Currency: string(p.Spec.Currency),
 		Gateway: string(a.Gateway), Description: p.Spec.Description, CallbackURL: r.CallbackURL,
-		StartedAt: a.StartedAt.Time, ProviderReference: attemptProviderReference(p, a),
+		StartedAt: a.StartedAt.Time, ProviderReference: p.AttemptProviderReference(a),
 	}
-}
-
-// attemptProviderReference is the provider's id for the attempt: the one its acceptance stored,
-// else the one a verified callback told (paygatev1.AnnotationProviderReference: the
-// CheckoutRequestID of an M-Pesa Express push whose acceptance was lost). Status queries carry
-// it, so the callback's claim is confirmed by asking the provider.
-func attemptProviderReference(p *paygatev1.Payment, a *paygatev1.PushAttempt) string {
-	if a.ProviderReference != "" {
-		return a.ProviderReference
-	}
-	if ref, id, ok := paygatev1.ParseProviderReference(p.Annotations[paygatev1.AnnotationProviderReference]); ok && ref == a.Reference {
-		return id
-	}
-	return ""
 }
 
 // chooseGateway picks the requested gateway when it is one of the payment's eligible gateways,

@@ -46,3 +46,24 @@ func ParseProviderReceipt(v string) (reference, receipt string, ok bool) {
 	}
 	return fields[0], fields[1], true
 }
+
+// AttemptProviderReference is the provider's id for attempt a of p: the one its acceptance stored,
+// else the one a verified callback told (AnnotationProviderReference); "" when neither.
+func (p *Payment) AttemptProviderReference(a *PushAttempt) string {
+	if a.ProviderReference != "" {
+		return a.ProviderReference
+	}
+	if ref, id, ok := ParseProviderReference(p.Annotations[AnnotationProviderReference]); ok && ref == a.Reference {
+		return id
+	}
+	return ""
+}
+
+// AttemptReceipt is the provider's receipt of attempt a of p (M-Pesa's receipt number), from
+// AnnotationProviderReceipt when it names that attempt; "" otherwise.
+func (p *Payment) AttemptReceipt(a *PushAttempt) string {
+	if ref, receipt, ok := ParseProviderReceipt(p.Annotations[AnnotationProviderReceipt]); ok && ref == a.Reference {
+		return receipt
+	}
+	return ""
+}
