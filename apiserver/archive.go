@@ -34,6 +34,9 @@ type Archive interface {
 	ListPayments(ctx context.Context, f archive.PaymentFilter, limit, offset int) (archive.Page[paygatev1.Payment], error)
 	ListPayouts(ctx context.Context, f archive.PayoutFilter, limit, offset int) (archive.Page[paygatev1.Payout], error)
 	ListInvoices(ctx context.Context, f archive.InvoiceFilter, limit, offset int) (archive.Page[paygatev1.Invoice], error)
+	GetRefund(ctx context.Context, namespace, name string) (*paygatev1.Refund, error)
+	ListRefunds(ctx context.Context, f archive.RefundFilter, limit, offset int) (archive.Page[paygatev1.Refund], error)
+	RefundsOfPayments(ctx context.Context, namespace string, trxIDs []string) (map[string][]paygatev1.Refund, error)
 	Archived(ctx context.Context, kind archive.Kind, uids []string) (map[string]bool, error)
 }
 

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -722,5 +723,108 @@ func TestArchiveDown(t *testing.T) {
 	}
 	if archiveReads(t, "get_payment", "error") == 0 || archiveReads(t, "list_payments", "error")+archiveReads(t, "archived_payments", "error") == 0 {
 		t.Errorf("the failed reads were not measured")
+	}
+}
+
+// TestArchivedRefundsReadExactlyAsLive: refunds, and the payments they refund, read through every
+// route, then archived (committed, then deleted from the cluster) and read again byte for byte;
+// a refund of an archived payment counts its archived refunds against what is left.
+func TestArchivedRefundsReadExactlyAsLive(t *testing.T) {
+	store := openArchive(t, pgtest.NewDatabase(t))
+	f := newRefundFixture(t, func(o *Options) { o.Archive = store })
+	ctx := t.Context()
+	c := f.as(t, f.duka, true)
+
+	trxA := f.payment(t, "duka", paygatev1.EnvironmentSandbox, "order-a", "1000", paygatev1.PaymentSuccess, "tz-mpesa")
+	trxB := f.payment(t, "duka", paygatev1.EnvironmentSandbox, "order-b", "2000", paygatev1.PaymentSuccess, "tz-mpesa")
+	var ids []string
+	for i, r := range []struct {
+		trx, amount string
+		phase       paygatev1.RefundPhase
+	}{{trxA, "300", paygatev1.RefundSuccess}, {trxA, "200", paygatev1.RefundFailed}, {trxB, "2000", paygatev1.RefundSuccess}, {trxA, "100", paygatev1.RefundSuccess}} {
+		f.clock.Step(time.Duration(i%2) * time.Second)
+		rf, err := c.CreateRefund(ctx, r.trx, paygate.RefundRequest{Amount: json.Number(r.amount)}, "refund-"+strconv.Itoa(i))
+		if err != nil {
+			t.Fatalf("refund %d: %v", i, err)
+		}
+		reason := ""
+		if r.phase == paygatev1.RefundFailed {
+			reason = string(paygatev1.RefundInsufficientBalance)
+		}
+		f.setPhase(t, rf.ID, r.phase, reason)
+		ids = append(ids, rf.ID)
+	}
+
+	targets := listTargets("/api/v1/refunds", []string{"", "status=success", "status=failed", "status=pending", "payment=" + trxA,
+		"payment=" + trxA + "&status=success", "payment=" + trxB, "payment=trx-" + strings.Repeat("z", 24)}, 4)
+	for _, id := range append(slices.Clone(ids), uuid.NewString()) {
+		targets = append(targets, "/api/v1/refunds/"+id)
+	}
+	for _, trx := range []string{trxA, trxB} {
+		targets = append(targets, "/api/v1/payments/"+trx, "/api/v1/verify-payment/"+trx)
+	}
+	targets = append(targets, "/api/v1/payments", "/api/v1/payments?status=success")
+	before := render(t, c, targets)
+	if got := before["/api/v1/payments/"+trxA].body; !strings.Contains(got, `"amount_refunded":400.00`) || !strings.Contains(got, `"refund_state":"partial"`) {
+		t.Fatalf("payment A before: %s", got)
+	}
+	if got := before["/api/v1/refunds?limit=20&offset=0"].body; !strings.Contains(got, `"total":4`) {
+		t.Fatalf("the live refund list: %s", got)
+	}
+
+	// The payments and their refunds archived, not deleted yet: each counted once.
+	var b archive.Batch
+	var objs []client.Object
+	for _, trx := range []string{trxA, trxB} {
+		p := &paygatev1.Payment{}
+		if err := f.k8s.Get(ctx, client.ObjectKey{Namespace: "shop", Name: trx}, p); err != nil {
+			t.Fatal(err)
+		}
+		p.UID = types.UID("uid-" + trx) // the fake cluster leaves UIDs empty
+		if err := f.k8s.Update(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		b.Payments = append(b.Payments, *p)
+		objs = append(objs, p)
+	}
+	for _, id := range ids {
+		rf := f.stored(t, id)
+		rf.UID = types.UID("uid-" + id)
+		if err := f.k8s.Update(ctx, rf); err != nil {
+			t.Fatal(err)
+		}
+		b.Refunds = append(b.Refunds, *rf)
+		objs = append(objs, rf)
+	}
+	if _, err := store.Archive(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	sameAnswers(t, "archived, not deleted", before, render(t, c, targets))
+
+	// Deleted: served from the archive alone.
+	for _, o := range objs {
+		if err := f.k8s.Delete(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(f.refunds(t)); n != 0 {
+		t.Fatalf("%d refunds still live", n)
+	}
+	sameAnswers(t, "all archived", before, render(t, c, targets))
+
+	// A refund of the archived payment A: 400.00 of its 1000.00 went back (the failed one does not
+	// count), so 600.00 is left.
+	_, err := c.CreateRefund(ctx, trxA, paygate.RefundRequest{Amount: "600.01"}, "")
+	expectRefusal(t, "more than is left of an archived payment", err, http.StatusUnprocessableEntity, LabelValidationFailed, "amount")
+	rest, err := c.CreateRefund(ctx, trxA, paygate.RefundRequest{}, "")
+	if err != nil || rest.Amount != "600.00" {
+		t.Fatalf("the rest of an archived payment: %+v, %v", rest, err)
+	}
+	_, err = c.CreateRefund(ctx, trxB, paygate.RefundRequest{Amount: "1"}, "")
+	expectRefusal(t, "a payment refunded in full, in the archive", err, http.StatusUnprocessableEntity, LabelValidationFailed, "amount")
+	for _, op := range []string{"get_refund", "list_refunds", "refunds_of_payments"} {
+		if n := archiveReads(t, op, "ok"); n == 0 {
+			t.Errorf("paygate_archive_read_seconds{operation=%q,result=\"ok\"} has no observation", op)
+		}
 	}
 }

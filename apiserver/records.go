@@ -168,7 +168,7 @@ func (s *Server) refundsSummary(p *paygatev1.Payment) (json.Number, string, erro
 	// synced before the API served), the bound only keeps a misconfigured cache from hanging.
 	ctx, cancel := context.WithTimeout(context.Background(), refundsReadTimeout)
 	defer cancel()
-	refunds, err := s.paymentRefunds(ctx, p)
+	refunds, err := s.paymentRefunds(ctx, p, false)
 	if err != nil {
 		return "", "", fmt.Errorf("listing the refunds of payment %s: %w", p.Name, err)
 	}

@@ -16,9 +16,11 @@ import (
 	"github.com/google/uuid"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/archive"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/names"
 	"github.com/paygate/paygate/internal/phone"
@@ -140,7 +142,7 @@ func (s *Server) doCreateRefund(ctx context.Context, idemKey string, p *paygatev
 	if apiErr != nil {
 		return errorResponse(apiErr)
 	}
-	refunds, err := s.paymentRefunds(ctx, p)
+	refunds, err := s.paymentRefunds(ctx, p, true)
 	if err != nil {
 		return s.serverError("Listing a payment's refunds", err)
 	}
@@ -350,9 +352,40 @@ func attemptProviderReference(p *paygatev1.Payment, a *paygatev1.PushAttempt) st
 	return id
 }
 
-// paymentRefunds lists the refunds of p the cache holds (refundsOf).
-func (s *Server) paymentRefunds(ctx context.Context, p *paygatev1.Payment) ([]paygatev1.Refund, error) {
-	return s.refundsOf(ctx, p.Namespace, p.Name, p.Spec.MerchantRef.Name, p.Spec.Environment)
+// paymentRefunds lists the refunds of p: those the cache holds (refundsOf), and, with an archive,
+// the archived ones, each once. A refund is archived only after its payment left etcd
+// (docs/archive.md), so the archive is asked only when askArchive is set (a refund's create) or
+// when the cache does not hold p (a payment read from the archive, or one deleted a moment ago).
+func (s *Server) paymentRefunds(ctx context.Context, p *paygatev1.Payment, askArchive bool) ([]paygatev1.Refund, error) {
+	live, err := s.refundsOf(ctx, p.Namespace, p.Name, p.Spec.MerchantRef.Name, p.Spec.Environment)
+	if err != nil || s.opts.Archive == nil {
+		return live, err
+	}
+	if !askArchive {
+		err := s.opts.Cache.Get(ctx, client.ObjectKeyFromObject(p), &paygatev1.Payment{}, client.UnsafeDisableDeepCopy)
+		if err == nil {
+			return live, nil
+		}
+		if !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+	}
+	archived, err := fromArchive(ctx, "refunds_of_payments", func(ctx context.Context) (map[string][]paygatev1.Refund, error) {
+		return s.opts.Archive.RefundsOfPayments(ctx, p.Namespace, []string{p.Name})
+	})
+	if err != nil {
+		return nil, err
+	}
+	seen := map[types.UID]bool{}
+	for i := range live {
+		seen[live[i].UID] = true
+	}
+	for _, f := range archived[p.Name] {
+		if !seen[f.UID] && f.Spec.MerchantRef.Name == p.Spec.MerchantRef.Name && f.Spec.Environment == p.Spec.Environment {
+			live = append(live, f)
+		}
+	}
+	return live, nil
 }
 
 // refundsOf lists the refunds of the payment trxID in namespace that the cache holds (the cache's
@@ -384,32 +417,19 @@ func refundOwned(r *paygatev1.Refund, c *caller) bool {
 	return r.Spec.MerchantRef.Name == c.merchant.Name && r.Spec.Environment == c.env
 }
 
-// refund reads one of the caller's refunds: from the cache, then live when the cache does not
-// have it (read-your-writes after our own create); live only when asked. A refund of another
-// merchant or environment, or an id that is not a UUID, is not found.
+// refund reads one of the caller's refunds, live or archived, as a payout is read
+// (readArchivable); live reads the API server first. A refund of another merchant or
+// environment, or an id that is not a UUID, is not found.
 func (s *Server) refund(ctx context.Context, c *caller, id string, live bool) (*paygatev1.Refund, error) {
 	if !payoutIDPattern.MatchString(id) {
 		return nil, nil
 	}
-	key := client.ObjectKey{Namespace: c.merchant.Namespace, Name: id}
-	rf := &paygatev1.Refund{}
-	var err error
-	if !live {
-		err = s.opts.Cache.Get(ctx, key, rf)
-	}
-	if live || apierrors.IsNotFound(err) {
-		err = s.opts.APIReader.Get(ctx, key, rf)
-	}
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !refundOwned(rf, c) {
-		return nil, nil
-	}
-	return rf, nil
+	return readArchivable[paygatev1.Refund](ctx, s, c, id, live, "get_refund", s.archiveGetRefund)
+}
+
+// archiveGetRefund is Archive.GetRefund (the archive is set when it is called).
+func (s *Server) archiveGetRefund(ctx context.Context, namespace, name string) (*paygatev1.Refund, error) {
+	return s.opts.Archive.GetRefund(ctx, namespace, name)
 }
 
 func (s *Server) getRefund(w http.ResponseWriter, r *http.Request) {
@@ -454,10 +474,29 @@ func (s *Server) listRefunds(w http.ResponseWriter, r *http.Request) {
 	items = slices.DeleteFunc(items, func(rf paygatev1.Refund) bool {
 		return !refundOwned(&rf, c) || (status != "" && string(rf.Phase()) != status)
 	})
-	writePage(s, w, "refund", sortedByPointer(items, compareRefunds), limit, offset, refundRecord)
+	k := listKind[paygatev1.Refund]{
+		kind:     archive.KindRefund,
+		uid:      func(f *paygatev1.Refund) string { return string(f.UID) },
+		terminal: (*paygatev1.Refund).Terminal,
+		compare:  compareRefunds,
+	}
+	// Archived refunds are terminal; a payment filter that is no trx_id selects none.
+	if (status == "" || status == string(paygatev1.RefundSuccess) || status == string(paygatev1.RefundFailed)) &&
+		(payment == "" || trxIDPattern.MatchString(payment)) {
+		k.archived = func(ctx context.Context, limit, offset int) (archive.Page[paygatev1.Refund], error) {
+			return s.opts.Archive.ListRefunds(ctx, archive.RefundFilter{Namespace: c.merchant.Namespace, Merchant: c.merchant.Name,
+				Environment: c.env, Phase: paygatev1.RefundPhase(status), Payment: payment}, limit, offset)
+		}
+	}
+	page, total, err := mergedPage(r.Context(), s, k, items, limit, offset)
+	if err != nil {
+		s.serverError("Listing refunds", err).write(w)
+		return
+	}
+	writeItems(s, w, "refund", page, limit, offset, total, refundRecord)
 }
 
-// compareRefunds is the refund list's order, the payout list's: newest first by spec.createdAt,
+// compareRefunds is the refund list's order (archive.RefundOrder), the payout list's: newest first by spec.createdAt,
 // then by id, then by UID, so pages are stable.
 func compareRefunds(a, b *paygatev1.Refund) int {
 	if c := b.Spec.CreatedAt.Compare(a.Spec.CreatedAt.Time); c != 0 {

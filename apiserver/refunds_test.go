@@ -453,6 +453,14 @@ func (a archivedPayment) GetPayment(_ context.Context, namespace, name string) (
 	return a.p.DeepCopy(), nil
 }
 
+func (a archivedPayment) GetRefund(context.Context, string, string) (*paygatev1.Refund, error) {
+	return nil, archive.ErrNotFound
+}
+
+func (a archivedPayment) RefundsOfPayments(context.Context, string, []string) (map[string][]paygatev1.Refund, error) {
+	return map[string][]paygatev1.Refund{}, nil
+}
+
 // TestRefundOfAnArchivedPayment: a settled payment moved to the archive is refunded as a live one.
 func TestRefundOfAnArchivedPayment(t *testing.T) {
 	var arch archivedPayment

@@ -46,13 +46,17 @@ type Retention struct {
 	Payouts           time.Duration
 	Invoices          time.Duration
 	WebhookDeliveries time.Duration
+	// Refunds: a terminal refund is archived once it is this old and its payment has left etcd.
+	Refunds time.Duration
 }
 
 // DefaultRetention keeps every kind a week in etcd.
 const DefaultRetention = 7 * 24 * time.Hour
 
 // Archiver moves settled history out of etcd (docs/archive.md): each pass lists the terminal
-// Payments, Payouts, Invoices and finished WebhookDeliveries older than their retention, writes
+// Payments, Payouts, Invoices, Refunds and finished WebhookDeliveries older than their retention
+// (a refund only once its payment has left etcd, so that a payment still in etcd has all its
+// refunds there too), writes
 // them to the archive in batches, and only after a batch is committed deletes its objects from
 // etcd, each with a precondition on its UID and resourceVersion. A crash between the commit and
 // the deletes leaves rows and objects: the next pass archives them again, which counts nothing
@@ -84,7 +88,7 @@ type Archiver struct {
 	Counted func(archive.LiveEntry) bool
 }
 
-// +kubebuilder:rbac:groups=paygate.dev,resources=payments;payouts;invoices;webhookdeliveries,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=paygate.dev,resources=payments;payouts;invoices;webhookdeliveries;refunds,verbs=get;list;watch;delete
 
 // NeedLeaderElection makes the archiver run on the leader only.
 func (a *Archiver) NeedLeaderElection() bool { return true }
@@ -156,6 +160,7 @@ type archiveSnapshot struct {
 	payouts    []paygatev1.Payout
 	invoices   []paygatev1.Invoice
 	deliveries []paygatev1.WebhookDelivery
+	refunds    []paygatev1.Refund
 	// owners are the UIDs of the live objects that own deliveries and are never archived
 	// (subscriptions).
 	owners map[types.UID]bool
@@ -230,7 +235,8 @@ func (a *Archiver) Pass(ctx context.Context) (PassResult, error) {
 	metrics.ArchivePasses.WithLabelValues("ok").Inc()
 	if total := sumCounts(res.Deleted); total > 0 {
 		a.Log.Info("Archived settled objects", "payments", res.Deleted[archive.KindPayment], "payouts", res.Deleted[archive.KindPayout],
-			"invoices", res.Deleted[archive.KindInvoice], "webhookDeliveries", res.Deleted[archive.KindWebhookDelivery])
+			"invoices", res.Deleted[archive.KindInvoice], "webhookDeliveries", res.Deleted[archive.KindWebhookDelivery],
+			"refunds", res.Deleted[archive.KindRefund])
 	}
 	return res, nil
 }
@@ -244,8 +250,9 @@ func (a *Archiver) snapshot(ctx context.Context) (*archiveSnapshot, error) {
 		invoices      paygatev1.InvoiceList
 		deliveries    paygatev1.WebhookDeliveryList
 		subscriptions paygatev1.SubscriptionList
+		refunds       paygatev1.RefundList
 	)
-	for _, l := range []client.ObjectList{&payments, &payouts, &invoices, &deliveries, &subscriptions} {
+	for _, l := range []client.ObjectList{&payments, &payouts, &invoices, &deliveries, &subscriptions, &refunds} {
 		if err := a.Client.List(ctx, l, client.InNamespace(a.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 			return nil, fmt.Errorf("listing %T: %w", l, err)
 		}
@@ -254,7 +261,8 @@ func (a *Archiver) snapshot(ctx context.Context) (*archiveSnapshot, error) {
 	for i := range subscriptions.Items {
 		owners[subscriptions.Items[i].UID] = true
 	}
-	return &archiveSnapshot{payments: payments.Items, payouts: payouts.Items, invoices: invoices.Items, deliveries: deliveries.Items, owners: owners}, nil
+	return &archiveSnapshot{payments: payments.Items, payouts: payouts.Items, invoices: invoices.Items, deliveries: deliveries.Items,
+		refunds: refunds.Items, owners: owners}, nil
 }
 
 func (a *Archiver) retentionOf(k archive.Kind) time.Duration {
@@ -265,6 +273,8 @@ func (a *Archiver) retentionOf(k archive.Kind) time.Duration {
 		return a.Retention.Payouts
 	case archive.KindInvoice:
 		return a.Retention.Invoices
+	case archive.KindRefund:
+		return a.Retention.Refunds
 	default:
 		return a.Retention.WebhookDeliveries
 	}
@@ -292,6 +302,13 @@ func (a *Archiver) plan(s *archiveSnapshot, now time.Time) (units, blocked []arc
 	}
 	for i := range s.invoices {
 		live[s.invoices[i].UID] = true
+	}
+	for i := range s.refunds {
+		live[s.refunds[i].UID] = true
+	}
+	livePayments := map[string]bool{} // namespace/trx_id
+	for i := range s.payments {
+		livePayments[s.payments[i].Namespace+"/"+s.payments[i].Name] = true
 	}
 	invoiceUIDs := map[types.UID]bool{}
 	invoiceByName := map[string]types.UID{}
@@ -350,7 +367,7 @@ func (a *Archiver) plan(s *archiveSnapshot, now time.Time) (units, blocked []arc
 			if _, ok := webhookevents.PaymentEventType(o); !ok || o.Labels[paygatev1.LabelInvoice] != "" {
 				return true // no payment.* event: an invoice's charge, or no outcome
 			}
-		case *paygatev1.Payout:
+		case *paygatev1.Payout, *paygatev1.Refund:
 		default:
 			return true
 		}
@@ -408,6 +425,19 @@ func (a *Archiver) plan(s *archiveSnapshot, now time.Time) (units, blocked []arc
 		u.objects = append(u.objects, p)
 		add(u, ok)
 	}
+	for i := range s.refunds {
+		f := &s.refunds[i]
+		since := firstTime(microTimeOf(f.Status.UpdatedAt), f.CreationTimestamp.Time)
+		// A refund waits for its payment to leave etcd: a payment in etcd has all its refunds
+		// there, so its record counts its refunds from the API server's cache alone.
+		if !f.Terminal() || f.Watched(now) || !due(archive.KindRefund, since) || livePayments[f.Namespace+"/"+f.Spec.Payment.TrxID] {
+			continue
+		}
+		u := archiveUnit{kind: archive.KindRefund, since: since}
+		ok := announced(f) && withDeliveries(&u, f.UID)
+		u.objects = append(u.objects, f)
+		add(u, ok)
+	}
 	for i := range s.deliveries {
 		d := &s.deliveries[i]
 		since := deliveryFinishedAt(d)
@@ -436,6 +466,8 @@ func (a *Archiver) archiveBatch(ctx context.Context, units []archiveUnit, res *P
 				b.Invoices = append(b.Invoices, *c)
 			case *paygatev1.WebhookDelivery:
 				b.WebhookDeliveries = append(b.WebhookDeliveries, *c)
+			case *paygatev1.Refund:
+				b.Refunds = append(b.Refunds, *c)
 			}
 		}
 	}
@@ -448,7 +480,7 @@ func (a *Archiver) archiveBatch(ctx context.Context, units []archiveUnit, res *P
 	}
 	if err != nil {
 		metrics.ArchiveErrors.WithLabelValues("archive").Inc()
-		return fmt.Errorf("archiving %d objects: %w", len(b.Payments)+len(b.Payouts)+len(b.Invoices)+len(b.WebhookDeliveries), err)
+		return fmt.Errorf("archiving %d objects: %w", len(b.Payments)+len(b.Payouts)+len(b.Invoices)+len(b.WebhookDeliveries)+len(b.Refunds), err)
 	}
 	hitFailpoint(failpoint.ArchiveCommitted)
 	for k, n := range r.Inserted {
@@ -539,8 +571,11 @@ func (a *Archiver) forgetGone(ctx context.Context) error {
 func (a *Archiver) inView(ctx context.Context) func(archive.LiveEntry) bool {
 	return func(e archive.LiveEntry) bool {
 		var obj client.Object = &paygatev1.Payment{}
-		if e.Kind == archive.KindPayout {
+		switch e.Kind {
+		case archive.KindPayout:
 			obj = &paygatev1.Payout{}
+		case archive.KindRefund:
+			obj = &paygatev1.Refund{}
 		}
 		err := a.Client.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.Name}, obj)
 		switch {
@@ -572,6 +607,8 @@ func kindOf(o client.Object) archive.Kind {
 		return archive.KindPayout
 	case *paygatev1.Invoice:
 		return archive.KindInvoice
+	case *paygatev1.Refund:
+		return archive.KindRefund
 	default:
 		return archive.KindWebhookDelivery
 	}

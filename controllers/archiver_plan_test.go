@@ -59,6 +59,15 @@ func planPayout(name string, phase paygatev1.PayoutPhase, ago time.Duration) pay
 	return p
 }
 
+func planRefund(name, trxID string, phase paygatev1.RefundPhase, ago time.Duration) paygatev1.Refund {
+	f := paygatev1.Refund{ObjectMeta: planMeta(name, "")}
+	f.Spec.Payment.TrxID = trxID
+	f.Status.Phase = phase
+	t := metav1.NewMicroTime(planNow.Add(-ago))
+	f.Status.UpdatedAt = &t
+	return f
+}
+
 func planInvoice(name, sub string, period int32, phase paygatev1.InvoicePhase, paidAgo time.Duration) paygatev1.Invoice {
 	inv := paygatev1.Invoice{ObjectMeta: planMeta(name, "")}
 	inv.Spec.SubscriptionRef.Name, inv.Spec.Period = sub, period
@@ -98,7 +107,7 @@ func unitNames(units []archiveUnit) []string {
 
 func TestArchiverPlan(t *testing.T) {
 	week := 7 * 24 * time.Hour
-	all := Retention{Payments: week, Payouts: week, Invoices: week, WebhookDeliveries: week}
+	all := Retention{Payments: week, Payouts: week, Invoices: week, WebhookDeliveries: week, Refunds: week}
 	tests := []struct {
 		name        string
 		retention   Retention
@@ -227,6 +236,41 @@ func TestArchiverPlan(t *testing.T) {
 				payments: []paygatev1.Payment{planPayment("c1", paygatev1.PaymentPending, 0, "uid-sub-1")},
 			},
 			wantBlocked: []archive.Kind{archive.KindInvoice},
+		},
+		{
+			name:      "a settled refund leaves with its deliveries once its payment has left etcd; a payment in etcd keeps its refunds",
+			retention: all,
+			snap: archiveSnapshot{
+				payments: []paygatev1.Payment{planPayment("trx-kept", paygatev1.PaymentSuccess, 2*24*time.Hour, "")},
+				refunds: []paygatev1.Refund{
+					planRefund("gone-ok", "trx-gone", paygatev1.RefundSuccess, 9*24*time.Hour),
+					planRefund("gone-failed", "trx-gone", paygatev1.RefundFailed, 8*24*time.Hour),
+					planRefund("gone-recent", "trx-gone", paygatev1.RefundSuccess, 6*24*time.Hour),
+					planRefund("gone-open", "trx-gone", paygatev1.RefundProcessing, 30*24*time.Hour),
+					planRefund("kept", "trx-kept", paygatev1.RefundSuccess, 30*24*time.Hour),
+				},
+				deliveries: []paygatev1.WebhookDelivery{
+					planDelivery("gone-ok-completed", "uid-gone-ok", paygatev1.DeliveryDelivered, 9*24*time.Hour),
+					planDelivery("gone-failed-failed", "uid-gone-failed", paygatev1.DeliveryDelivered, 8*24*time.Hour),
+					planDelivery("kept-completed", "uid-kept", paygatev1.DeliveryDelivered, 30*24*time.Hour),
+				},
+			},
+			wantUnits: []string{"refunds:gone-ok,gone-ok-completed", "refunds:gone-failed,gone-failed-failed"},
+		},
+		{
+			name:      "a settled refund whose webhook event is not born yet waits for it; a retention of 0 keeps refunds",
+			retention: Retention{Payments: week},
+			snap: archiveSnapshot{
+				refunds: []paygatev1.Refund{planRefund("r", "trx-gone", paygatev1.RefundSuccess, 9*24*time.Hour)},
+			},
+		},
+		{
+			name:      "a settled refund whose webhook event is not born yet waits for it",
+			retention: all,
+			snap: archiveSnapshot{
+				refunds: []paygatev1.Refund{planRefund("r", "trx-gone", paygatev1.RefundSuccess, 9*24*time.Hour)},
+			},
+			wantBlocked: []archive.Kind{archive.KindRefund},
 		},
 		{
 			name:      "an open invoice stays whatever its age",

@@ -165,6 +165,81 @@ var _ = Describe("Archiving settled history", func() {
 		expectLedgerChecks()
 	})
 
+	It("archives settled refunds once their payment has left etcd; refunds of archived payments stay capped, balances exact", func() {
+		retention.Refunds = time.Hour
+		DeferCleanup(func() { retention.Refunds = 0 })
+		p1 := refundablePayment(ns, gw, "10000")
+		p2 := refundablePayment(ns, gw, "10000")
+		refundTo := func(p *paygatev1.Payment, amount string, phase paygatev1.RefundPhase) *paygatev1.Refund {
+			GinkgoHelper()
+			f := newRefund(p, amount)
+			Expect(k8s.Create(ctx, f)).To(Succeed())
+			var out *paygatev1.Refund
+			Eventually(func(g Gomega) {
+				out = getRefund(g, f)
+				g.Expect(out.Status.Phase).To(Equal(phase), "reason %s", out.Status.Reason)
+			}).Should(Succeed())
+			return out
+		}
+		r1 := refundTo(p1, "4000.00", paygatev1.RefundSuccess)
+		refundTo(p2, "1000.00", paygatev1.RefundSuccess)
+		expectTZS := func(available, refunded string) {
+			GinkgoHelper()
+			Eventually(func(g Gomega) {
+				c := currencyBalance(g, ns, m.Name, paygatev1.EnvironmentSandbox, "TZS")
+				g.Expect(c.Settled).To(BeEquivalentTo("19500.00"))
+				g.Expect(c.Available).To(BeEquivalentTo(available))
+				g.Expect(c.Refunded).To(BeEquivalentTo(refunded))
+				g.Expect(c.RefundsReserved).To(BeEmpty())
+			}).Should(Succeed())
+		}
+		expectTZS("14500.00", "5000.00")
+		liveRefunds := func(g Gomega) []string {
+			var l paygatev1.RefundList
+			g.Expect(k8s.List(ctx, &l, client.InNamespace(ns))).To(Succeed())
+			var out []string
+			for _, f := range l.Items {
+				out = append(out, f.Name)
+			}
+			return out
+		}
+
+		By("archiving the payments first: their refunds wait while the payments are in etcd")
+		a := archiverFor(archiveStore)
+		now.Step(2 * time.Hour)
+		res, err := a.Pass(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Deleted).To(HaveKeyWithValue(archive.KindPayment, 2))
+		Expect(res.Archived).NotTo(HaveKey(archive.KindRefund))
+		Expect(liveRefunds(Default)).To(HaveLen(2))
+
+		By("archiving the refunds, with their deliveries, once the payments are gone from the view")
+		Eventually(func(g Gomega) {
+			_, err := a.Pass(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(liveRefunds(g)).To(BeEmpty())
+		}).Should(Succeed())
+		got, err := archiveStore.GetRefund(ctx, ns, r1.Name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got.Status).To(Equal(r1.Status))
+		Expect(got.Spec).To(Equal(r1.Spec))
+		Consistently(func(g Gomega) {
+			var ds paygatev1.WebhookDeliveryList
+			g.Expect(k8s.List(ctx, &ds, client.InNamespace(ns))).To(Succeed())
+			g.Expect(ds.Items).To(BeEmpty(), "an archived refund must not send its event again")
+		}, "2s", "100ms").Should(Succeed())
+		expectTZS("14500.00", "5000.00")
+		expectLedgerChecks()
+
+		By("refunding an archived payment: its archived refunds count against its amount")
+		over := newRefund(p1, "6000.01")
+		Expect(k8s.Create(ctx, over)).To(Succeed())
+		waitRefundRejected(over, paygatev1.RefundExceedsPayment)
+		refundTo(p1, "6000.00", paygatev1.RefundSuccess)
+		expectTZS("8500.00", "11000.00")
+		expectLedgerChecks()
+	})
+
 	It("loses nothing and counts nothing twice when the manager dies between the commit and the deletes", func() {
 		settle(ns, paygatev1.EnvironmentSandbox, gw, 2, "10000")
 		now.Step(2 * time.Hour)

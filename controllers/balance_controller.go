@@ -48,7 +48,7 @@ const (
 
 // LedgerArchive is the archive's part of the ledgers (internal/archive's Store).
 type LedgerArchive interface {
-	LedgerView(ctx context.Context, namespace, merchant string, env paygatev1.Environment, payoutNames []string) (archive.LedgerView, error)
+	LedgerView(ctx context.Context, namespace, merchant string, env paygatev1.Environment, q archive.LedgerQuery) (archive.LedgerView, error)
 }
 
 // DefaultMoneyBatch and DefaultObservedBatch are how long a change to a merchant's ledger waits
@@ -228,14 +228,22 @@ func (r *BalanceReconciler) ledger(ctx context.Context, s *balanceScope, b *payg
 		defer r.Gate.RUnlock()
 	}
 	m := s.merchant
+	// Payouts and refunds are read without copies; the few a pass decides are copied before it
+	// writes them.
+	var payoutList paygatev1.PayoutList
+	if err := r.List(ctx, &payoutList, client.InNamespace(m.Namespace), client.MatchingLabels{paygatev1.LabelMerchant: m.Name},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return Ledger{}, ledgerObjects{}, fmt.Errorf("listing payouts: %w", err)
+	}
+	var refundList paygatev1.RefundList
+	if err := r.List(ctx, &refundList, client.InNamespace(m.Namespace), client.MatchingLabels{paygatev1.LabelMerchant: m.Name},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return Ledger{}, ledgerObjects{}, fmt.Errorf("listing refunds: %w", err)
+	}
 	var arch *archive.LedgerView
 	var skip map[string]bool
 	if r.Archive != nil {
-		held := make([]string, 0, len(b.Status.PayoutReservations))
-		for _, h := range b.Status.PayoutReservations {
-			held = append(held, h.Payout)
-		}
-		v, err := r.Archive.LedgerView(ctx, m.Namespace, m.Name, env, held)
+		v, err := r.Archive.LedgerView(ctx, m.Namespace, m.Name, env, ArchiveQuery(b, refundList.Items, m.Name, env))
 		if err != nil {
 			return Ledger{}, ledgerObjects{}, &archiveError{err}
 		}
@@ -264,18 +272,6 @@ func (r *BalanceReconciler) ledger(ctx context.Context, s *balanceScope, b *payg
 			}
 			sums = recount
 		}
-	}
-	// Payouts and refunds are read without copies; the few a pass decides are copied before it
-	// writes them.
-	var payoutList paygatev1.PayoutList
-	if err := r.List(ctx, &payoutList, client.InNamespace(m.Namespace), client.MatchingLabels{paygatev1.LabelMerchant: m.Name},
-		client.UnsafeDisableDeepCopy); err != nil {
-		return Ledger{}, ledgerObjects{}, fmt.Errorf("listing payouts: %w", err)
-	}
-	var refundList paygatev1.RefundList
-	if err := r.List(ctx, &refundList, client.InNamespace(m.Namespace), client.MatchingLabels{paygatev1.LabelMerchant: m.Name},
-		client.UnsafeDisableDeepCopy); err != nil {
-		return Ledger{}, ledgerObjects{}, fmt.Errorf("listing refunds: %w", err)
 	}
 	objs := ledgerObjects{payouts: payoutList.Items, refunds: refundList.Items}
 	led, err := computeLedger(m.Name, env, sums, ledgerSources{

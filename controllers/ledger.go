@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -78,8 +79,8 @@ type ledgerSources struct {
 // together) are open. A refund is also rejected, with REFUND_EXCEEDS_PAYMENT, when with the
 // refunds of its payment reserved or refunded before it it would return more than the payment's
 // amount. A reservation whose payout or refund the cache does not show stays counted: money is
-// never released on the word of a missing object, unless the archive holds that payout (it is
-// then terminal; refunds are never archived).
+// never released on the word of a missing object, unless the archive holds that payout or refund
+// (it is then terminal).
 //
 // arch, when the archive is on, is the archive's part (docs/archive.md): its carried-forward sums
 // are added, and live objects it already holds are skipped, so each object counts once. opts add
@@ -167,6 +168,28 @@ type amounts map[paygatev1.CurrencyCode]money.Amount
 
 func (s amounts) add(c paygatev1.CurrencyCode, a money.Amount) { s[c] = s[c].Add(a) }
 
+// ArchiveQuery is what a ledger of merchant in env asks the archive (archive.LedgerQuery): which
+// of the payouts and refunds the Balance holds are archived, and what the archived refunds of the
+// payments with a refund still open returned.
+func ArchiveQuery(b *paygatev1.Balance, refunds []paygatev1.Refund, merchant string, env paygatev1.Environment) archive.LedgerQuery {
+	var q archive.LedgerQuery
+	for _, h := range b.Status.PayoutReservations {
+		q.Payouts = append(q.Payouts, h.Payout)
+	}
+	payments := map[string]bool{}
+	for _, h := range b.Status.RefundReservations {
+		q.Refunds = append(q.Refunds, h.Refund)
+		payments[h.TrxID] = true
+	}
+	for i := range refunds {
+		if f := &refunds[i]; f.Spec.MerchantRef.Name == merchant && f.Spec.Environment == env && !f.Terminal() {
+			payments[f.Spec.Payment.TrxID] = true
+		}
+	}
+	q.Payments = slices.Sorted(maps.Keys(payments))
+	return q
+}
+
 // ledgerPass is one computation of a ledger: its sums and decisions as they build up.
 type ledgerPass struct {
 	merchant string
@@ -204,9 +227,13 @@ func newLedgerPass(merchant string, env paygatev1.Environment, src ledgerSources
 		}
 	}
 	for i := range src.refunds {
-		if f := &src.refunds[i]; f.Spec.MerchantRef.Name == merchant && f.Spec.Environment == env {
+		if f := &src.refunds[i]; f.Spec.MerchantRef.Name == merchant && f.Spec.Environment == env && !l.arch.Refunds[string(f.UID)] {
 			l.refunds[f.Name] = f
 		}
+	}
+	// What the archived refunds of a payment returned counts against its amount too.
+	for trx, a := range l.arch.RefundedOf {
+		l.ofPayment[trx] = l.ofPayment[trx].Add(a)
 	}
 	return l
 }
@@ -227,6 +254,7 @@ func (l *ledgerPass) addPayments(live PaymentSums) {
 		l.settled.add(cf.Currency, cf.Settled)
 		l.counts[cf.Currency] += cf.SettledPayments
 		l.paidOut.add(cf.Currency, cf.PaidOut)
+		l.refunded.add(cf.Currency, cf.Refunded)
 		l.observed += cf.Payments
 	}
 }
@@ -274,8 +302,8 @@ func (l *ledgerPass) holdPayouts(held []paygatev1.PayoutReservation) error {
 func (l *ledgerPass) holdRefunds(held []paygatev1.RefundReservation) error {
 	for _, r := range held {
 		f, ok := l.refunds[r.Refund]
-		if ok && f.Terminal() {
-			continue // refunded (counted below) or failed (released)
+		if (ok && f.Terminal()) || (!ok && l.arch.RefundNames[r.Refund]) {
+			continue // refunded (counted below, or carried forward) or failed (released)
 		}
 		l.keptRefunds[r.Refund] = r
 		if ok && f.Status.ReservedAt == nil {

@@ -55,7 +55,7 @@ type LedgerCheck struct {
 // CheckLedgers recomputes every balance from its sources and reports each difference
 // (docs/ledger.md, Checking the ledger): the archive's carried-forward sums against its rows, and
 // every Balance's settled, paid-out and refunded amounts and counts against the archive's
-// carried-forward sums plus the live payments, payouts and refunds (never archived), and its
+// carried-forward sums plus the live payments, payouts and refunds, and its
 // available amount against the invariant. arch is nil without an archive. A balance whose payment
 // settled while the check ran may differ once: a difference that persists across runs is drift.
 func CheckLedgers(ctx context.Context, reader client.Reader, arch LedgerCheckArchive) (LedgerCheck, error) {
@@ -116,11 +116,7 @@ func checkBalance(ctx context.Context, b *paygatev1.Balance, src ledgerSources, 
 	m, env := b.Spec.MerchantRef.Name, b.Spec.Environment
 	var view *archive.LedgerView
 	if arch != nil {
-		held := make([]string, 0, len(b.Status.PayoutReservations))
-		for _, h := range b.Status.PayoutReservations {
-			held = append(held, h.Payout)
-		}
-		v, err := arch.LedgerView(ctx, b.Namespace, m, env, held)
+		v, err := arch.LedgerView(ctx, b.Namespace, m, env, ArchiveQuery(b, src.refunds, m, env))
 		if err != nil {
 			return nil, err
 		}
@@ -229,6 +225,9 @@ func compareCarried(stored, summed []archive.CarriedForward) []LedgerDifference 
 		counts("paidOutPayouts", s.PaidOutPayouts, r.PaidOutPayouts)
 		counts("payments", s.Payments, r.Payments)
 		counts("payouts", s.Payouts, r.Payouts)
+		add("refunded", s.Refunded.Cmp(r.Refunded) != 0, s.Refunded.String(), r.Refunded.String())
+		counts("refundedRefunds", s.RefundedRefunds, r.RefundedRefunds)
+		counts("refunds", s.Refunds, r.Refunds)
 	}
 	for _, s := range stored {
 		r, ok := rows[k(s)]

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/archive"
 	"github.com/paygate/paygate/internal/kube"
 	"github.com/paygate/paygate/internal/money"
 	"github.com/paygate/paygate/internal/payouts"
@@ -640,5 +641,101 @@ func TestComputeLedgerLateSettlementRefundWaits(t *testing.T) {
 	led = pass(paid, lateMoney)
 	if !slices.Equal(led.ReserveRefunds, []string{"rf-late", "rf-after"}) || len(led.RejectRefunds) != 0 {
 		t.Fatalf("once it counts: reserve %q, reject %v; want rf-late then rf-after", led.ReserveRefunds, led.RejectRefunds)
+	}
+}
+
+// TestComputeLedgerArchivedRefunds: refunds in the archive count once, through its view: the
+// carried-forward refunded amount, a refund archived while still in the cache skipped, a held
+// reservation of an archived refund dropped, and a payment's archived refunds against its amount.
+func TestComputeLedgerArchivedRefunds(t *testing.T) {
+	payments := []paygatev1.Payment{
+		ledgerPayment("trx-1", paygatev1.PaymentSuccess, "975.00"),
+		ledgerPayment("trx-2", paygatev1.PaymentSuccess, "1950.00"),
+	} // settled 2925.00 live
+	archived := ledgerRefund("rf-archived", "trx-1", "300.00", "1000.00", time.Second, paygatev1.RefundSuccess,
+		func(f *paygatev1.Refund) { f.UID = "uid-rf-archived" })
+	view := &archive.LedgerView{
+		Carried: []archive.CarriedForward{{Merchant: "duka", Environment: paygatev1.EnvironmentSandbox, Currency: "TZS",
+			Settled: money.MustParseAmount("500"), SettledPayments: 1, Payments: 1,
+			Refunded: money.MustParseAmount("300.00"), RefundedRefunds: 1, Refunds: 1}},
+		Refunds:     map[string]bool{"uid-rf-archived": true},
+		RefundNames: map[string]bool{"rf-archived": true},
+		RefundedOf:  map[string]money.Amount{"trx-1": money.MustParseAmount("300.00")},
+	}
+	tests := []struct {
+		name         string
+		refunds      []paygatev1.Refund
+		held         []paygatev1.RefundReservation
+		view         *archive.LedgerView
+		available    string
+		refunded     string
+		reserve      []string
+		rejectRefund []RejectedRefund
+	}{
+		{
+			name:      "the archived refund counts once, carried forward, though the cache still holds it",
+			refunds:   []paygatev1.Refund{archived},
+			view:      view,
+			available: "3125.00", refunded: "300.00",
+		},
+		{
+			name:      "a reservation the Balance still holds for an archived refund is dropped: it is carried forward",
+			held:      []paygatev1.RefundReservation{refundHeld("rf-archived", "trx-1", "300.00")},
+			view:      view,
+			available: "3125.00", refunded: "300.00",
+		},
+		{
+			name: "a payment's archived refunds count against its amount",
+			refunds: []paygatev1.Refund{
+				ledgerRefund("rf-over", "trx-1", "800.00", "1000.00", time.Minute, paygatev1.RefundPending),
+				ledgerRefund("rf-fits", "trx-1", "700.00", "1000.00", 2*time.Minute, paygatev1.RefundPending),
+			},
+			view:      view,
+			available: "2425.00", refunded: "300.00",
+			reserve:      []string{"rf-fits"},
+			rejectRefund: []RejectedRefund{{"rf-over", paygatev1.RefundExceedsPayment}},
+		},
+		{
+			name: "without the view the same refund would fit: the archive's part is what rejects it",
+			refunds: []paygatev1.Refund{
+				ledgerRefund("rf-over", "trx-1", "800.00", "1000.00", time.Minute, paygatev1.RefundPending),
+			},
+			available: "2125.00", refunded: "",
+			reserve: []string{"rf-over"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			led, err := ComputeLedger("duka", paygatev1.EnvironmentSandbox, payments, nil, nil, tt.view, WithRefunds(tt.refunds, tt.held))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := led.Status.Currencies[0]
+			if string(c.Available) != tt.available || string(c.Refunded) != tt.refunded {
+				t.Errorf("available %s refunded %q, want %s %q (%+v)", c.Available, c.Refunded, tt.available, tt.refunded, c)
+			}
+			if !slices.Equal(led.ReserveRefunds, tt.reserve) || !slices.Equal(led.RejectRefunds, tt.rejectRefund) {
+				t.Errorf("reserve %q reject %v, want %q %v", led.ReserveRefunds, led.RejectRefunds, tt.reserve, tt.rejectRefund)
+			}
+			if len(tt.held) > 0 && len(led.Status.RefundReservations) != 0 {
+				t.Errorf("reservations %v kept", led.Status.RefundReservations)
+			}
+		})
+	}
+}
+
+func TestArchiveQueryAsksForHeldNamesAndOpenRefundsPayments(t *testing.T) {
+	b := &paygatev1.Balance{Status: paygatev1.BalanceStatus{
+		PayoutReservations: []paygatev1.PayoutReservation{{Payout: "po-1"}},
+		RefundReservations: []paygatev1.RefundReservation{refundHeld("rf-1", "trx-held", "1")},
+	}}
+	refunds := []paygatev1.Refund{
+		ledgerRefund("rf-2", "trx-open", "1", "10", 0, paygatev1.RefundPending),
+		ledgerRefund("rf-3", "trx-done", "1", "10", 0, paygatev1.RefundSuccess),
+		ledgerRefund("rf-4", "trx-other", "1", "10", 0, paygatev1.RefundPending, func(f *paygatev1.Refund) { f.Spec.MerchantRef.Name = "kahawa" }),
+	}
+	q := ArchiveQuery(b, refunds, "duka", paygatev1.EnvironmentSandbox)
+	if !slices.Equal(q.Payouts, []string{"po-1"}) || !slices.Equal(q.Refunds, []string{"rf-1"}) || !slices.Equal(q.Payments, []string{"trx-held", "trx-open"}) {
+		t.Fatalf("query = %+v", q)
 	}
 }

@@ -69,6 +69,9 @@ func (p *Payment) Owner() (string, Environment) { return p.Spec.MerchantRef.Name
 // Owner is the merchant and environment a payout belongs to.
 func (p *Payout) Owner() (string, Environment) { return p.Spec.MerchantRef.Name, p.Spec.Environment }
 
+// Owner is the merchant and environment a refund belongs to.
+func (r *Refund) Owner() (string, Environment) { return r.Spec.MerchantRef.Name, r.Spec.Environment }
+
 // Owner is the merchant and environment a billing plan belongs to.
 func (p *BillingPlan) Owner() (string, Environment) {
 	return p.Spec.MerchantRef.Name, p.Spec.Environment

@@ -89,7 +89,7 @@ func runDev(args []string) int {
 	api.bindFlags(fs, "127.0.0.1:8443")
 	// A development session archives what settled a few minutes ago, so that the archive is seen
 	// at work; the flags override.
-	for _, name := range []string{"archive-payments-after", "archive-payouts-after", "archive-invoices-after", "archive-webhook-deliveries-after"} {
+	for _, name := range []string{"archive-payments-after", "archive-payouts-after", "archive-invoices-after", "archive-webhook-deliveries-after", "archive-refunds-after"} {
 		_ = fs.Set(name, "10m")
 	}
 	_ = fs.Set("archive-interval", "30s")

@@ -87,6 +87,7 @@ func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProb
 	fs.DurationVar(&o.archiveRetention.Payments, "archive-payments-after", controllers.DefaultRetention, "How long a terminal payment stays in etcd before it is archived; 0 keeps payments in etcd.")
 	fs.DurationVar(&o.archiveRetention.Payouts, "archive-payouts-after", controllers.DefaultRetention, "How long a terminal payout stays in etcd before it is archived; 0 keeps payouts in etcd.")
 	fs.DurationVar(&o.archiveRetention.Invoices, "archive-invoices-after", controllers.DefaultRetention, "How long a paid or void invoice stays in etcd before it is archived (a subscription's two latest stay); 0 keeps invoices in etcd.")
+	fs.DurationVar(&o.archiveRetention.Refunds, "archive-refunds-after", controllers.DefaultRetention, "How long a terminal refund stays in etcd before it is archived (never before its payment leaves etcd); 0 keeps refunds in etcd.")
 	fs.DurationVar(&o.archiveRetention.WebhookDeliveries, "archive-webhook-deliveries-after", controllers.DefaultRetention, "How long a finished webhook delivery whose owner is gone stays in etcd before it is archived (a delivery leaves with its owner, never before it); 0 keeps those in etcd.")
 	fs.DurationVar(&o.archiveInterval, "archive-interval", time.Minute, "Pause between archiver passes.")
 	fs.IntVar(&o.archiveBatchSize, "archive-batch-size", 100, "Most objects archived in one transaction.")
@@ -99,7 +100,7 @@ func (o *managerOptions) bindFlags(fs *flag.FlagSet, defaultMetrics, defaultProb
 func (o *managerOptions) validateArchive() error {
 	r := o.archiveRetention
 	switch {
-	case r.Payments < 0 || r.Payouts < 0 || r.Invoices < 0 || r.WebhookDeliveries < 0:
+	case r.Payments < 0 || r.Payouts < 0 || r.Invoices < 0 || r.WebhookDeliveries < 0 || r.Refunds < 0:
 		return fmt.Errorf("the --archive-*-after retentions cannot be negative")
 	case o.archiveInterval < time.Second:
 		return fmt.Errorf("--archive-interval must be at least 1s")

@@ -59,7 +59,7 @@ func TestMigrateFromEmptyIsIdempotentAndConcurrent(t *testing.T) {
 	if err := s.Migrate(ctx(t)); err != nil { // again: nothing to do
 		t.Fatal(err)
 	}
-	if v, err := s.SchemaVersion(ctx(t)); err != nil || v != 3 {
+	if v, err := s.SchemaVersion(ctx(t)); err != nil || v != 4 {
 		t.Fatalf("migrated database: version %d, %v", v, err)
 	}
 	for _, k := range Kinds {
@@ -83,7 +83,7 @@ func TestMigrateFromEmptyIsIdempotentAndConcurrent(t *testing.T) {
 		}
 		idx = append(idx, n)
 	}
-	for _, want := range []string{"payments_list_ordered", "payments_list_phase_ordered", "payments_reference", "payments_name", "payouts_list_ordered", "invoices_list_ordered", "invoices_subscription", "webhook_deliveries_event", "carried_forward_pkey", "archived_live_merchant"} {
+	for _, want := range []string{"payments_list_ordered", "payments_list_phase_ordered", "payments_reference", "payments_name", "payouts_list_ordered", "invoices_list_ordered", "invoices_subscription", "webhook_deliveries_event", "carried_forward_pkey", "archived_live_merchant", "refunds_list_ordered", "refunds_payment", "refunds_name"} {
 		if !slices.Contains(idx, want) {
 			t.Errorf("index %s missing: %v", want, idx)
 		}
@@ -134,7 +134,13 @@ func TestArchivedObjectsReadBackExactly(t *testing.T) {
 			Attempts: []paygatev1.DeliveryAttempt{{Number: 1, At: secs(21), StatusCode: 500, Error: "boom", DurationMillis: 12}, {Number: 2, At: secs(22), StatusCode: 200}}},
 	}
 
-	res, err := s.Archive(ctx(t), Batch{Payments: []paygatev1.Payment{pay}, Payouts: []paygatev1.Payout{po}, Invoices: []paygatev1.Invoice{inv}, WebhookDeliveries: []paygatev1.WebhookDelivery{whd}})
+	rf := refund(4, "duka-online", sandbox, "TZS", paygatev1.RefundSuccess, pay.Name, "400.25", 123_456_800)
+	rf.Spec.Payment.Receipt, rf.Spec.Payment.ProviderReference = "QK12345678", "ws_CO_1"
+	rf.Status.ReservedAt = micros(123_456_801)
+	rf.Status.Attempt = &paygatev1.DisbursementAttempt{Reference: "demo.rf.1", Phase: paygatev1.AttemptSucceeded, StartedAt: *micros(123_456_802), FinishedAt: micros(123_456_803)}
+
+	res, err := s.Archive(ctx(t), Batch{Payments: []paygatev1.Payment{pay}, Payouts: []paygatev1.Payout{po}, Invoices: []paygatev1.Invoice{inv},
+		WebhookDeliveries: []paygatev1.WebhookDelivery{whd}, Refunds: []paygatev1.Refund{rf}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,6 +170,11 @@ func TestArchivedObjectsReadBackExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	same(t, &whd, gotWhd)
+	gotRf, err := s.GetRefund(ctx(t), "demo", rf.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, &rf, gotRf)
 	// Microseconds survive: the API's created_at and updated_at come from them.
 	if got := gotPay.Spec.CreatedAt.Time; !got.Equal(pay.Spec.CreatedAt.Time) || got.Nanosecond()%1000 != 0 || got.Nanosecond() == 0 {
 		t.Fatalf("createdAt %v, want %v", got, pay.Spec.CreatedAt.Time)
@@ -184,7 +195,8 @@ func TestArchivedObjectsReadBackExactly(t *testing.T) {
 	}
 
 	for _, k := range Kinds {
-		uid := map[Kind]string{KindPayment: string(pay.UID), KindPayout: string(po.UID), KindInvoice: string(inv.UID), KindWebhookDelivery: string(whd.UID)}[k]
+		uid := map[Kind]string{KindPayment: string(pay.UID), KindPayout: string(po.UID), KindInvoice: string(inv.UID), KindWebhookDelivery: string(whd.UID),
+			KindRefund: string(rf.UID)}[k]
 		if ok, err := s.Has(ctx(t), k, uid); err != nil || !ok {
 			t.Fatalf("Has(%s, %s) = %v, %v", k, uid, ok, err)
 		}
@@ -206,7 +218,8 @@ func TestArchivedObjectsReadBackExactly(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []CarriedForward{{Namespace: "demo", Merchant: "duka-online", Environment: sandbox, Currency: "TZS",
-		Settled: money.MustParseAmount("1485.5"), SettledPayments: 1, PaidOut: money.MustParseAmount("5000"), PaidOutPayouts: 1, Payments: 1, Payouts: 1}}
+		Settled: money.MustParseAmount("1485.5"), SettledPayments: 1, PaidOut: money.MustParseAmount("5000"), PaidOutPayouts: 1, Payments: 1, Payouts: 1,
+		Refunded: money.MustParseAmount("400.25"), RefundedRefunds: 1, Refunds: 1}}
 	sameCarried(t, want, cf)
 }
 
@@ -662,7 +675,7 @@ func TestLedgerViewAndArchivedLive(t *testing.T) {
 	if _, err := s.Archive(ctx(t), Batch{Payments: []paygatev1.Payment{paid, failed, other}, Payouts: []paygatev1.Payout{po}}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := s.LedgerView(ctx(t), paid.Namespace, "duka", paygatev1.EnvironmentSandbox, []string{po.Name, "never-archived"})
+	v, err := s.LedgerView(ctx(t), paid.Namespace, "duka", paygatev1.EnvironmentSandbox, LedgerQuery{Payouts: []string{po.Name, "never-archived"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -688,19 +701,94 @@ func TestLedgerViewAndArchivedLive(t *testing.T) {
 	if err := s.ForgetLive(ctx(t), []string{string(paid.UID), string(po.UID)}); err != nil {
 		t.Fatal(err)
 	}
-	v, err = s.LedgerView(ctx(t), paid.Namespace, "duka", paygatev1.EnvironmentSandbox, nil)
+	v, err = s.LedgerView(ctx(t), paid.Namespace, "duka", paygatev1.EnvironmentSandbox, LedgerQuery{})
 	if err != nil || len(v.Payments) != 1 || len(v.Payouts) != 0 || len(v.PayoutNames) != 0 {
 		t.Fatalf("after forgetting: %+v, %v", v, err)
 	}
 	if _, err := s.ArchivePayments(ctx(t), []paygatev1.Payment{paid}); err != nil {
 		t.Fatal(err)
 	}
-	v, err = s.LedgerView(ctx(t), paid.Namespace, "duka", paygatev1.EnvironmentSandbox, nil)
+	v, err = s.LedgerView(ctx(t), paid.Namespace, "duka", paygatev1.EnvironmentSandbox, LedgerQuery{})
 	if err != nil || !v.Payments[string(paid.UID)] || !v.Carried[0].Settled.Equal(money.MustParseAmount("975")) {
 		t.Fatalf("after archiving again: %+v, %v", v, err)
 	}
 	checkSums(t, s)
 	if err := s.ForgetLive(ctx(t), nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Refunds: archived with their money carried forward once, listed in the API's order (by payment
+// too), and in the ledger view: the archived_live entries, the archived names asked about, and what
+// a payment's archived successful refunds returned.
+func TestArchivedRefunds(t *testing.T) {
+	s := newStore(t)
+	paid := payment(1, "duka", sandbox, "TZS", paygatev1.PaymentSuccess, "1000", "975.00", 1)
+	other := payment(2, "duka", sandbox, "TZS", paygatev1.PaymentSuccess, "1000", "975.00", 2)
+	first := refund(1, "duka", sandbox, "TZS", paygatev1.RefundSuccess, paid.Name, "250.50", 10)
+	second := refund(2, "duka", sandbox, "TZS", paygatev1.RefundSuccess, paid.Name, "100", 20)
+	lost := refund(3, "duka", sandbox, "TZS", paygatev1.RefundFailed, paid.Name, "900", 30)
+	elsewhere := refund(4, "duka", sandbox, "TZS", paygatev1.RefundSuccess, other.Name, "75", 40)
+	kahawa := refund(5, "kahawa", sandbox, "TZS", paygatev1.RefundSuccess, paid.Name, "1", 50)
+	pending := refund(6, "duka", sandbox, "TZS", paygatev1.RefundPending, paid.Name, "1", 60)
+	if _, err := s.ArchiveRefunds(ctx(t), []paygatev1.Refund{pending}); !errors.Is(err, ErrNotTerminal) {
+		t.Fatalf("a pending refund: %v", err)
+	}
+	all := []paygatev1.Refund{first, second, lost, elsewhere, kahawa}
+	res, err := s.Archive(ctx(t), Batch{Payments: []paygatev1.Payment{paid, other}, Refunds: all})
+	if err != nil || res.Inserted[KindRefund] != 5 {
+		t.Fatalf("archiving: %+v, %v", res, err)
+	}
+	// Again (a pass that stopped before its deletes): nothing counted twice.
+	if res, err := s.ArchiveRefunds(ctx(t), all); err != nil || res.Refreshed[KindRefund] != 5 || res.Inserted[KindRefund] != 0 {
+		t.Fatalf("archiving again: %+v, %v", res, err)
+	}
+	changed := first
+	changed.Spec.Amount = "251"
+	if _, err := s.ArchiveRefunds(ctx(t), []paygatev1.Refund{changed}); !errors.Is(err, ErrMoneyChanged) {
+		t.Fatalf("a refund whose money changed: %v", err)
+	}
+	cf, err := s.CarriedForward(ctx(t), "demo", "duka", sandbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameCarried(t, []CarriedForward{{Namespace: "demo", Merchant: "duka", Environment: sandbox, Currency: "TZS",
+		Settled: money.MustParseAmount("1950"), SettledPayments: 2, Payments: 2,
+		Refunded: money.MustParseAmount("425.5"), RefundedRefunds: 3, Refunds: 4}}, cf)
+	checkSums(t, s)
+
+	page, err := s.ListRefunds(ctx(t), RefundFilter{Namespace: "demo", Merchant: "duka", Environment: sandbox}, 2, 1)
+	if err != nil || page.Total != 4 || len(page.Items) != 2 || page.Items[0].Name != lost.Name || page.Items[1].Name != second.Name {
+		t.Fatalf("page = %+v, %v", page, err)
+	}
+	page, err = s.ListRefunds(ctx(t), RefundFilter{Namespace: "demo", Merchant: "duka", Environment: sandbox, Phase: paygatev1.RefundSuccess, Payment: paid.Name}, 10, 0)
+	if err != nil || page.Total != 2 || page.Items[0].Name != second.Name || page.Items[1].Name != first.Name {
+		t.Fatalf("the payment's successful refunds = %+v, %v", page, err)
+	}
+	page, err = s.ListRefunds(ctx(t), RefundFilter{Namespace: "demo", Merchant: "duka", Environment: sandbox, Phase: paygatev1.RefundFailed}, 10, 0)
+	if err != nil || page.Total != 1 || page.Items[0].Name != lost.Name {
+		t.Fatalf("failed refunds = %+v, %v", page, err)
+	}
+	byPayment, err := s.RefundsOfPayments(ctx(t), "demo", []string{paid.Name, "trx-none"})
+	if err != nil || len(byPayment) != 1 || len(byPayment[paid.Name]) != 4 { // kahawa's names the same trx_id in its fixture
+		t.Fatalf("refunds of payments = %v, %v", byPayment, err)
+	}
+
+	v, err := s.LedgerView(ctx(t), "demo", "duka", sandbox, LedgerQuery{Refunds: []string{first.Name, pending.Name}, Payments: []string{paid.Name, other.Name, "trx-none"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Refunds) != 4 || !v.Refunds[string(first.UID)] || v.Refunds[string(kahawa.UID)] {
+		t.Fatalf("live refunds = %v", v.Refunds)
+	}
+	if !v.RefundNames[first.Name] || v.RefundNames[pending.Name] || len(v.RefundNames) != 1 {
+		t.Fatalf("refund names = %v", v.RefundNames)
+	}
+	// Only the merchant's own successful refunds count against a payment.
+	if len(v.RefundedOf) != 2 || !v.RefundedOf[paid.Name].Equal(money.MustParseAmount("350.5")) || !v.RefundedOf[other.Name].Equal(money.MustParseAmount("75")) {
+		t.Fatalf("refunded of = %v", v.RefundedOf)
+	}
+	if len(v.Carried) != 1 || !v.Carried[0].Refunded.Equal(money.MustParseAmount("425.5")) {
+		t.Fatalf("carried = %+v", v.Carried)
 	}
 }

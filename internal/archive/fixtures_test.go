@@ -127,6 +127,34 @@ func payout(n int, merchant string, env paygatev1.Environment, cur paygatev1.Cur
 	return p
 }
 
+func refund(n int, merchant string, env paygatev1.Environment, cur paygatev1.CurrencyCode, phase paygatev1.RefundPhase, trxID string, amount paygatev1.Decimal, createdMicros int64) paygatev1.Refund {
+	f := paygatev1.Refund{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:              fmt.Sprintf("00000000-0000-4000-9000-%012d", n),
+			Namespace:         "demo",
+			UID:               uid("rf", n),
+			CreationTimestamp: metav1.NewTime(base.Add(time.Duration(createdMicros) * time.Microsecond).Truncate(time.Second)),
+			Labels:            map[string]string{paygatev1.LabelPayment: trxID},
+		},
+		Spec: paygatev1.RefundSpec{
+			MerchantRef: paygatev1.MerchantReference{Name: merchant},
+			Environment: env,
+			Payment:     paygatev1.RefundedPayment{TrxID: trxID, Amount: "1000", AttemptReference: "demo." + trxID + ".1"},
+			Amount:      amount,
+			Currency:    cur,
+			Destination: "+255712345678",
+			Gateway:     "mpesa-tz",
+			Reason:      "out of stock",
+			CreatedAt:   *micros(createdMicros),
+		},
+		Status: paygatev1.RefundStatus{Phase: phase, UpdatedAt: micros(createdMicros + 7)},
+	}
+	if phase == paygatev1.RefundFailed {
+		f.Status.Reason = string(paygatev1.RefundExceedsPayment)
+	}
+	return f
+}
+
 func invoice(n int, merchant string, sub string, period int32, phase paygatev1.InvoicePhase, created int) paygatev1.Invoice {
 	return paygatev1.Invoice{
 		ObjectMeta: metav1.ObjectMeta{

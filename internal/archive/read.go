@@ -29,6 +29,11 @@ func (s *Store) GetPayout(ctx context.Context, namespace, name string) (*paygate
 	return get[paygatev1.Payout](ctx, s, KindPayout, namespace, name)
 }
 
+// GetRefund returns the archived refund namespace/name (name is its id), or ErrNotFound.
+func (s *Store) GetRefund(ctx context.Context, namespace, name string) (*paygatev1.Refund, error) {
+	return get[paygatev1.Refund](ctx, s, KindRefund, namespace, name)
+}
+
 // GetInvoice returns the archived invoice namespace/name, or ErrNotFound.
 func (s *Store) GetInvoice(ctx context.Context, namespace, name string) (*paygatev1.Invoice, error) {
 	return get[paygatev1.Invoice](ctx, s, KindInvoice, namespace, name)
@@ -83,6 +88,16 @@ type PayoutFilter struct {
 	Phase       paygatev1.PayoutPhase
 }
 
+// RefundFilter selects refunds; an empty field selects every value.
+type RefundFilter struct {
+	Namespace   string
+	Merchant    string
+	Environment paygatev1.Environment
+	Phase       paygatev1.RefundPhase
+	// Payment is the refunded payment's trx_id.
+	Payment string
+}
+
 // InvoiceFilter selects invoices; an empty field selects every value.
 type InvoiceFilter struct {
 	Namespace   string
@@ -100,6 +115,8 @@ const (
 	PaymentOrder = "creation_timestamp DESC, name, uid"
 	// PayoutOrder: newest first by spec.createdAt, then by name (id).
 	PayoutOrder = "created_at DESC, name, uid"
+	// RefundOrder is the payouts' order.
+	RefundOrder = PayoutOrder
 	// InvoiceOrder: newest first by metadata.creationTimestamp, then by subscription, then
 	// latest period first.
 	InvoiceOrder = "creation_timestamp DESC, subscription, period DESC, uid"
@@ -130,6 +147,45 @@ func (s *Store) ListPayouts(ctx context.Context, f PayoutFilter, limit, offset i
 	return list[paygatev1.Payout](ctx, s, KindPayout, w, PayoutOrder, limit, offset)
 }
 
+// ListRefunds returns a page of the archived refunds f selects, in the API's order.
+func (s *Store) ListRefunds(ctx context.Context, f RefundFilter, limit, offset int) (Page[paygatev1.Refund], error) {
+	var w where
+	w.eq("namespace", f.Namespace)
+	w.eq("merchant", f.Merchant)
+	w.eq("environment", string(f.Environment))
+	w.eq("phase", string(f.Phase))
+	w.eq("payment", f.Payment)
+	if f.Payment == "" {
+		w.total = carriedCount(f.Namespace, f.Merchant, f.Environment, string(f.Phase), "refunds", "refunded_refunds", "success")
+	}
+	return list[paygatev1.Refund](ctx, s, KindRefund, w, RefundOrder, limit, offset)
+}
+
+// RefundsOfPayments returns, by trx_id, the archived refunds of the payments trxIDs in namespace
+// (one indexed query; a payment has a few refunds at most).
+func (s *Store) RefundsOfPayments(ctx context.Context, namespace string, trxIDs []string) (map[string][]paygatev1.Refund, error) {
+	out := map[string][]paygatev1.Refund{}
+	if len(trxIDs) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, "SELECT object FROM refunds WHERE namespace = $1 AND payment = ANY($2) ORDER BY "+RefundOrder, namespace, trxIDs)
+	if err != nil {
+		return nil, fmt.Errorf("archive: reading the refunds of payments: %w", err)
+	}
+	objs, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, fmt.Errorf("archive: reading the refunds of payments: %w", err)
+	}
+	for _, js := range objs {
+		var f paygatev1.Refund
+		if err := json.Unmarshal(js, &f); err != nil {
+			return nil, fmt.Errorf("archive: decoding a refund: %w", err)
+		}
+		out[f.Spec.Payment.TrxID] = append(out[f.Spec.Payment.TrxID], f)
+	}
+	return out, nil
+}
+
 // ListInvoices returns a page of the archived invoices f selects, in the API's order.
 func (s *Store) ListInvoices(ctx context.Context, f InvoiceFilter, limit, offset int) (Page[paygatev1.Invoice], error) {
 	var w where
@@ -156,7 +212,7 @@ type countQuery struct {
 	args []any
 }
 
-// carriedCount is the carried_forward count of a merchant's archived payments or payouts in env
+// carriedCount is the carried_forward count of a merchant's archived payments, payouts or refunds in env
 // with phase ("" for all): all counts every row, success the successful ones, failed the rest.
 // Nil when the filter does not name a merchant and environment.
 func carriedCount(namespace, merchant string, env paygatev1.Environment, phase, all, success, successPhase string) *countQuery {
@@ -235,8 +291,8 @@ func list[T any](ctx context.Context, s *Store, kind Kind, w where, order string
 
 // ---- carried forward ----
 
-// CarriedForward is what a merchant's archived payments and payouts add to its balance in one
-// environment and currency: add it to the sums over the live objects (docs/ledger.md).
+// CarriedForward is what a merchant's archived payments, payouts and refunds add to its balance
+// in one environment and currency: add it to the sums over the live objects (docs/ledger.md).
 type CarriedForward struct {
 	Namespace   string
 	Merchant    string
@@ -253,6 +309,12 @@ type CarriedForward struct {
 	// Payments and Payouts count every archived payment and payout, whatever its phase.
 	Payments int64
 	Payouts  int64
+	// Refunded is the sum of the amounts of the archived successful refunds.
+	Refunded money.Amount
+	// RefundedRefunds counts the archived successful refunds.
+	RefundedRefunds int64
+	// Refunds counts every archived refund, whatever its phase.
+	Refunds int64
 }
 
 // Equal reports whether two carried-forward entries are for the same key with the same sums.
@@ -266,11 +328,12 @@ func (c CarriedForward) key() cfKey {
 
 func (c CarriedForward) delta() cfDelta {
 	return cfDelta{Settled: c.Settled, SettledPayments: c.SettledPayments, PaidOut: c.PaidOut,
-		PaidOutPayouts: c.PaidOutPayouts, Payments: c.Payments, Payouts: c.Payouts}
+		PaidOutPayouts: c.PaidOutPayouts, Payments: c.Payments, Payouts: c.Payouts,
+		Refunded: c.Refunded, RefundedRefunds: c.RefundedRefunds, Refunds: c.Refunds}
 }
 
 // CarriedForward returns the carried-forward amounts of a merchant in env, one per currency
-// that has archived payments or payouts, by currency.
+// that has archived payments, payouts or refunds, by currency.
 func (s *Store) CarriedForward(ctx context.Context, namespace, merchant string, env paygatev1.Environment) ([]CarriedForward, error) {
 	return s.carriedForward(ctx, " WHERE namespace = $1 AND merchant = $2 AND environment = $3", namespace, merchant, string(env))
 }
@@ -292,7 +355,8 @@ func (s *Store) carriedForward(ctx context.Context, where string, args ...any) (
 
 func carriedForwardIn(ctx context.Context, q querier, where string, args ...any) ([]CarriedForward, error) {
 	rows, err := q.Query(ctx, `
-SELECT namespace, merchant, environment, currency, settled::text, settled_payments, paid_out::text, paid_out_payouts, payments, payouts
+SELECT namespace, merchant, environment, currency, settled::text, settled_payments, paid_out::text, paid_out_payouts, payments, payouts,
+       refunded::text, refunded_refunds, refunds
 FROM carried_forward`+where+`
 ORDER BY namespace, merchant, environment, currency`, args...)
 	if err != nil {
@@ -309,8 +373,9 @@ func collectCarried(rows pgx.Rows) ([]CarriedForward, error) {
 	out := []CarriedForward{}
 	for rows.Next() {
 		var c CarriedForward
-		var env, currency, settled, paid string
-		if err := rows.Scan(&c.Namespace, &c.Merchant, &env, &currency, &settled, &c.SettledPayments, &paid, &c.PaidOutPayouts, &c.Payments, &c.Payouts); err != nil {
+		var env, currency, settled, paid, refunded string
+		if err := rows.Scan(&c.Namespace, &c.Merchant, &env, &currency, &settled, &c.SettledPayments, &paid, &c.PaidOutPayouts, &c.Payments, &c.Payouts,
+			&refunded, &c.RefundedRefunds, &c.Refunds); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -321,6 +386,10 @@ func collectCarried(rows pgx.Rows) ([]CarriedForward, error) {
 			return nil, err
 		}
 		if c.PaidOut, err = money.ParseAmount(paid); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if c.Refunded, err = money.ParseAmount(refunded); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -338,14 +407,20 @@ func (s *Store) SumArchived(ctx context.Context) ([]CarriedForward, error) {
 		rows, err := tx.Query(ctx, `
 SELECT namespace, merchant, environment, currency,
        coalesce(sum(net_amount) FILTER (WHERE phase = 'success'), 0)::text, count(*) FILTER (WHERE phase = 'success'),
-       '0', 0, count(*), 0
+       '0', 0, count(*), 0, '0', 0, 0
 FROM payments GROUP BY 1, 2, 3, 4
 UNION ALL
 SELECT namespace, merchant, environment, currency,
        '0', 0,
        coalesce(sum(amount) FILTER (WHERE phase = 'success'), 0)::text, count(*) FILTER (WHERE phase = 'success'),
-       0, count(*)
-FROM payouts GROUP BY 1, 2, 3, 4`)
+       0, count(*), '0', 0, 0
+FROM payouts GROUP BY 1, 2, 3, 4
+UNION ALL
+SELECT namespace, merchant, environment, currency,
+       '0', 0, '0', 0, 0, 0,
+       coalesce(sum(amount) FILTER (WHERE phase = 'success'), 0)::text, count(*) FILTER (WHERE phase = 'success'),
+       count(*)
+FROM refunds GROUP BY 1, 2, 3, 4`)
 		if err != nil {
 			return err
 		}
@@ -365,7 +440,7 @@ FROM payouts GROUP BY 1, 2, 3, 4`)
 		for k, d := range sums {
 			out = append(out, CarriedForward{Namespace: k.Namespace, Merchant: k.Merchant, Environment: k.Environment, Currency: k.Currency,
 				Settled: d.Settled, SettledPayments: d.SettledPayments, PaidOut: d.PaidOut, PaidOutPayouts: d.PaidOutPayouts,
-				Payments: d.Payments, Payouts: d.Payouts})
+				Payments: d.Payments, Payouts: d.Payouts, Refunded: d.Refunded, RefundedRefunds: d.RefundedRefunds, Refunds: d.Refunds})
 		}
 		slices.SortFunc(out, func(a, b CarriedForward) int { return a.key().compare(b.key()) })
 		return nil
@@ -386,18 +461,31 @@ FROM payouts GROUP BY 1, 2, 3, 4`)
 type LedgerView struct {
 	// Carried is the carried-forward entry of each currency.
 	Carried []CarriedForward
-	// Payments and Payouts are the UIDs of the merchant's archived objects that may still be live.
-	Payments, Payouts map[string]bool
-	// PayoutNames are the payout names, among those asked about, that are archived.
-	PayoutNames map[string]bool
+	// Payments, Payouts and Refunds are the UIDs of the merchant's archived objects that may still
+	// be live.
+	Payments, Payouts, Refunds map[string]bool
+	// PayoutNames and RefundNames are the names, among those the query asked about, that are
+	// archived.
+	PayoutNames, RefundNames map[string]bool
+	// RefundedOf is, by trx_id among the query's Payments, the sum of the payment's archived
+	// successful refunds: what its refunds already returned from the archive's side.
+	RefundedOf map[string]money.Amount
+}
+
+// LedgerQuery is what a ledger asks the archive about besides its sums.
+type LedgerQuery struct {
+	// Payouts and Refunds are the names the Balance's reservations hold.
+	Payouts, Refunds []string
+	// Payments are the trx_ids whose archived refunds count against their payment's amount.
+	Payments []string
 }
 
 // LedgerView reads, in one read-only repeatable-read transaction, the carried-forward entries
-// of a merchant in env, its archived_live entries, and which of payoutNames (the payouts its
-// reservations name) are archived. Its cost does not depend on how many objects are archived
-// or live.
-func (s *Store) LedgerView(ctx context.Context, namespace, merchant string, env paygatev1.Environment, payoutNames []string) (LedgerView, error) {
-	v := LedgerView{Payments: map[string]bool{}, Payouts: map[string]bool{}}
+// of a merchant in env, its archived_live entries, which of the payouts and refunds q names are
+// archived, and what the archived refunds of q's payments returned. Its cost does not depend on
+// how many objects are archived or live.
+func (s *Store) LedgerView(ctx context.Context, namespace, merchant string, env paygatev1.Environment, q LedgerQuery) (LedgerView, error) {
+	v := LedgerView{Payments: map[string]bool{}, Payouts: map[string]bool{}, Refunds: map[string]bool{}, RefundedOf: map[string]money.Amount{}}
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var err error
 		if v.Carried, err = carriedForwardIn(ctx, tx, " WHERE namespace = $1 AND merchant = $2 AND environment = $3", namespace, merchant, string(env)); err != nil {
@@ -410,16 +498,39 @@ func (s *Store) LedgerView(ctx context.Context, namespace, merchant string, env 
 		}
 		var uid, kind string
 		if _, err := pgx.ForEachRow(rows, []any{&uid, &kind}, func() error {
-			if Kind(kind) == KindPayout {
+			switch Kind(kind) {
+			case KindPayout:
 				v.Payouts[uid] = true
-			} else {
+			case KindRefund:
+				v.Refunds[uid] = true
+			default:
 				v.Payments[uid] = true
 			}
 			return nil
 		}); err != nil {
 			return err
 		}
-		v.PayoutNames, err = column(ctx, tx, "SELECT name FROM payouts WHERE namespace = $2 AND name = ANY($1)", payoutNames, namespace)
+		if v.PayoutNames, err = column(ctx, tx, "SELECT name FROM payouts WHERE namespace = $2 AND name = ANY($1)", q.Payouts, namespace); err != nil {
+			return err
+		}
+		if v.RefundNames, err = column(ctx, tx, "SELECT name FROM refunds WHERE namespace = $2 AND name = ANY($1)", q.Refunds, namespace); err != nil {
+			return err
+		}
+		if len(q.Payments) == 0 {
+			return nil
+		}
+		rows, err = tx.Query(ctx, `SELECT payment, sum(amount)::text FROM refunds
+WHERE namespace = $1 AND payment = ANY($2) AND merchant = $3 AND environment = $4 AND phase = 'success' GROUP BY payment`,
+			namespace, q.Payments, merchant, string(env))
+		if err != nil {
+			return err
+		}
+		var trx, sum string
+		_, err = pgx.ForEachRow(rows, []any{&trx, &sum}, func() error {
+			a, err := money.ParseAmount(sum)
+			v.RefundedOf[trx] = a
+			return err
+		})
 		return err
 	})
 	if err != nil {

@@ -3,8 +3,9 @@
 
 // Package archive keeps the history of settled objects in PostgreSQL, so that etcd holds live
 // state only (docs/archive.md). Terminal Payments, Payouts, Invoices and WebhookDeliveries are
-// written here, keyed by their UID, and only then deleted from etcd by the archiver. The money
-// the archived payments and payouts moved is kept per merchant, environment and currency in
+// written here, keyed by their UID, and only then deleted from etcd by the archiver; so are
+// settled Refunds once their payment has left etcd. The money the archived payments, payouts and
+// refunds moved is kept per merchant, environment and currency in
 // carried_forward, updated in the same transaction as the rows, so that
 //
 //	live balance = carried forward + live objects
@@ -48,14 +49,15 @@ const (
 	KindPayout          Kind = "payouts"
 	KindInvoice         Kind = "invoices"
 	KindWebhookDelivery Kind = "webhook_deliveries"
+	KindRefund          Kind = "refunds"
 )
 
 // Kinds lists every archived kind.
-var Kinds = []Kind{KindPayment, KindPayout, KindInvoice, KindWebhookDelivery}
+var Kinds = []Kind{KindPayment, KindPayout, KindInvoice, KindWebhookDelivery, KindRefund}
 
 func (k Kind) valid() bool {
 	switch k {
-	case KindPayment, KindPayout, KindInvoice, KindWebhookDelivery:
+	case KindPayment, KindPayout, KindInvoice, KindWebhookDelivery, KindRefund:
 		return true
 	}
 	return false

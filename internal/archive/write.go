@@ -27,6 +27,7 @@ type Batch struct {
 	Payouts           []paygatev1.Payout
 	Invoices          []paygatev1.Invoice
 	WebhookDeliveries []paygatev1.WebhookDelivery
+	Refunds           []paygatev1.Refund
 }
 
 // Result says what an Archive call did, per kind.
@@ -60,6 +61,11 @@ func (s *Store) ArchivePayouts(ctx context.Context, ps []paygatev1.Payout) (Resu
 	return s.Archive(ctx, Batch{Payouts: ps})
 }
 
+// ArchiveRefunds archives terminal refunds (see Archive).
+func (s *Store) ArchiveRefunds(ctx context.Context, rs []paygatev1.Refund) (Result, error) {
+	return s.Archive(ctx, Batch{Refunds: rs})
+}
+
 // ArchiveInvoices archives terminal (paid or void) invoices (see Archive).
 func (s *Store) ArchiveInvoices(ctx context.Context, is []paygatev1.Invoice) (Result, error) {
 	return s.Archive(ctx, Batch{Invoices: is})
@@ -72,7 +78,7 @@ func (s *Store) ArchiveWebhookDeliveries(ctx context.Context, ds []paygatev1.Web
 }
 
 // Archive writes the batch in one transaction: each object's row is inserted by UID, and the
-// money of each newly inserted payment or payout is added to carried_forward, exactly once. An
+// money of each newly inserted payment, payout or refund is added to carried_forward, exactly once. An
 // object whose UID is archived already adds nothing again: its row's object is refreshed, so a
 // pass that committed and stopped before its deletes can simply be repeated, by the same or
 // another archiver, concurrently or not. Once Archive returns nil every object of the batch is
@@ -168,8 +174,9 @@ VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (uid) DO NOTHING`,
 		d := deltas[k]
 		if _, err := tx.Exec(ctx, `
 INSERT INTO carried_forward AS cf
-    (namespace, merchant, environment, currency, settled, settled_payments, paid_out, paid_out_payouts, payments, payouts)
-VALUES ($1, $2, $3, $4, $5::numeric, $6, $7::numeric, $8, $9, $10)
+    (namespace, merchant, environment, currency, settled, settled_payments, paid_out, paid_out_payouts, payments, payouts,
+     refunded, refunded_refunds, refunds)
+VALUES ($1, $2, $3, $4, $5::numeric, $6, $7::numeric, $8, $9, $10, $11::numeric, $12, $13)
 ON CONFLICT (namespace, merchant, environment, currency) DO UPDATE SET
     settled = cf.settled + EXCLUDED.settled,
     settled_payments = cf.settled_payments + EXCLUDED.settled_payments,
@@ -177,9 +184,13 @@ ON CONFLICT (namespace, merchant, environment, currency) DO UPDATE SET
     paid_out_payouts = cf.paid_out_payouts + EXCLUDED.paid_out_payouts,
     payments = cf.payments + EXCLUDED.payments,
     payouts = cf.payouts + EXCLUDED.payouts,
+    refunded = cf.refunded + EXCLUDED.refunded,
+    refunded_refunds = cf.refunded_refunds + EXCLUDED.refunded_refunds,
+    refunds = cf.refunds + EXCLUDED.refunds,
     updated_at = now()`,
 			k.Namespace, k.Merchant, string(k.Environment), string(k.Currency),
-			d.Settled.String(), d.SettledPayments, d.PaidOut.String(), d.PaidOutPayouts, d.Payments, d.Payouts); err != nil {
+			d.Settled.String(), d.SettledPayments, d.PaidOut.String(), d.PaidOutPayouts, d.Payments, d.Payouts,
+			d.Refunded.String(), d.RefundedRefunds, d.Refunds); err != nil {
 			return fmt.Errorf("archive: carrying forward %s/%s %s %s: %w", k.Namespace, k.Merchant, k.Environment, k.Currency, err)
 		}
 	}
@@ -274,7 +285,7 @@ func (r *record) identitySQL() string {
 	switch r.kind {
 	case KindPayment:
 		amount = "coalesce(net_amount::text, '')"
-	case KindPayout:
+	case KindPayout, KindRefund:
 		amount = "amount::text"
 	}
 	currency := "''"
@@ -310,6 +321,13 @@ func records(b Batch) ([]*record, error) {
 	}
 	for i := range b.WebhookDeliveries {
 		r, err := deliveryRecord(&b.WebhookDeliveries[i])
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, r)
+	}
+	for i := range b.Refunds {
+		r, err := refundRecord(&b.Refunds[i])
 		if err != nil {
 			return nil, err
 		}
@@ -449,6 +467,35 @@ func payoutRecord(p *paygatev1.Payout) (*record, error) {
 	return r, nil
 }
 
+func refundRecord(f *paygatev1.Refund) (*record, error) {
+	r, err := newRecord(KindRefund, &f.ObjectMeta, f)
+	if err != nil {
+		return nil, err
+	}
+	if !f.Terminal() {
+		return nil, r.errorf("archiving", ErrNotTerminal)
+	}
+	amount, err := r.decimal("spec.amount", f.Spec.Amount, true)
+	if err != nil {
+		return nil, err
+	}
+	r.set("merchant", f.Spec.MerchantRef.Name)
+	r.set("environment", string(f.Spec.Environment))
+	r.set("payment", f.Spec.Payment.TrxID)
+	r.set("phase", string(f.Phase()))
+	r.set("reason", string(f.Status.Reason))
+	r.set("currency", string(f.Spec.Currency))
+	r.set("amount", amount)
+	r.set("gateway", string(f.Spec.Gateway))
+	r.set("created_at", f.Spec.CreatedAt.Time)
+	r.set("finished_at", microTime(f.Status.UpdatedAt))
+	r.contrib, err = contributionOf(KindRefund, f.Namespace, f.Spec.MerchantRef.Name, f.Spec.Environment, f.Spec.Currency, string(f.Phase()), string(f.Spec.Amount))
+	if err != nil {
+		return nil, r.errorf("archiving", err)
+	}
+	return r, nil
+}
+
 func invoiceRecord(inv *paygatev1.Invoice) (*record, error) {
 	r, err := newRecord(KindInvoice, &inv.ObjectMeta, inv)
 	if err != nil {
@@ -529,6 +576,9 @@ type cfDelta struct {
 	PaidOutPayouts  int64
 	Payments        int64
 	Payouts         int64
+	Refunded        money.Amount
+	RefundedRefunds int64
+	Refunds         int64
 }
 
 func (d *cfDelta) add(o cfDelta) {
@@ -538,14 +588,18 @@ func (d *cfDelta) add(o cfDelta) {
 	d.PaidOutPayouts += o.PaidOutPayouts
 	d.Payments += o.Payments
 	d.Payouts += o.Payouts
+	d.Refunded = d.Refunded.Add(o.Refunded)
+	d.RefundedRefunds += o.RefundedRefunds
+	d.Refunds += o.Refunds
 }
 
 func (d cfDelta) equal(o cfDelta) bool {
 	return d.Settled.Equal(o.Settled) && d.PaidOut.Equal(o.PaidOut) && d.SettledPayments == o.SettledPayments &&
-		d.PaidOutPayouts == o.PaidOutPayouts && d.Payments == o.Payments && d.Payouts == o.Payouts
+		d.PaidOutPayouts == o.PaidOutPayouts && d.Payments == o.Payments && d.Payouts == o.Payouts &&
+		d.Refunded.Equal(o.Refunded) && d.RefundedRefunds == o.RefundedRefunds && d.Refunds == o.Refunds
 }
 
-// contribution is what one archived payment or payout adds to carried_forward: the rule of
+// contribution is what one archived payment, payout or refund adds to carried_forward: the rule of
 // ComputeLedger (controllers/ledger.go), so that carried forward + live objects is the balance.
 type contribution struct {
 	key   cfKey
@@ -556,9 +610,10 @@ func (c *contribution) equal(o *contribution) bool {
 	return c.key == o.key && c.delta.equal(o.delta)
 }
 
-// contributionOf a payment (amount: its net amount) or a payout (amount: its amount) in phase:
-// a successful payment adds its net amount to settled, a successful payout its amount to paid
-// out; every one counts. A failed one adds no money: it never counted in the balance.
+// contributionOf a payment (amount: its net amount), a payout or a refund (amount: its amount) in
+// phase: a successful payment adds its net amount to settled, a successful payout its amount to
+// paid out, a successful refund its amount to refunded; every one counts. A failed one adds no
+// money: it never counted in the balance.
 func contributionOf(kind Kind, namespace, merchant string, env paygatev1.Environment, currency paygatev1.CurrencyCode, phase, amount string) (*contribution, error) {
 	c := &contribution{key: cfKey{Namespace: namespace, Merchant: merchant, Environment: env, Currency: currency}}
 	switch kind {
@@ -579,6 +634,15 @@ func contributionOf(kind Kind, namespace, merchant string, env paygatev1.Environ
 				return nil, fmt.Errorf("amount: %w", err)
 			}
 			c.delta.PaidOut, c.delta.PaidOutPayouts = a, 1
+		}
+	case KindRefund:
+		c.delta.Refunds = 1
+		if phase == string(paygatev1.RefundSuccess) {
+			a, err := money.ParseAmount(amount)
+			if err != nil {
+				return nil, fmt.Errorf("amount: %w", err)
+			}
+			c.delta.Refunded, c.delta.RefundedRefunds = a, 1
 		}
 	default:
 		return nil, nil

@@ -203,7 +203,7 @@ func TestArchiveScale(t *testing.T) {
 	var view latencies
 	for range 200 {
 		t0 := time.Now()
-		if _, err := store.LedgerView(ctx, ns, m.Name, paygatev1.EnvironmentSandbox, nil); err != nil {
+		if _, err := store.LedgerView(ctx, ns, m.Name, paygatev1.EnvironmentSandbox, archive.LedgerQuery{}); err != nil {
 			t.Fatal(err)
 		}
 		view = append(view, time.Since(t0))

@@ -180,6 +180,7 @@ func archiveWantFromValues(t *testing.T, vs valueSet) archiveWant {
 			"--archive-payouts-after=" + str("retention", "payouts"),
 			"--archive-invoices-after=" + str("retention", "invoices"),
 			"--archive-webhook-deliveries-after=" + str("retention", "webhookDeliveries"),
+			"--archive-refunds-after=" + str("retention", "refunds"),
 			"--archive-interval=" + str("interval"),
 			fmt.Sprintf("--archive-batch-size=%d", num("batchSize")),
 		},
@@ -254,7 +255,7 @@ func TestArchiveValues(t *testing.T) {
 			"archive.caSecret.name=pg-ca",
 			"archive.maxConns.manager=3", "archive.maxConns.apiserver=12",
 			"archive.retention.payments=720h", "archive.retention.payouts=0",
-			"archive.retention.invoices=1h30m", "archive.retention.webhookDeliveries=0s",
+			"archive.retention.invoices=1h30m", "archive.retention.webhookDeliveries=0s", "archive.retention.refunds=2h",
 			"archive.interval=45s", "archive.batchSize=500",
 		)
 		if err != nil {
@@ -265,7 +266,7 @@ func TestArchiveValues(t *testing.T) {
 			managerArgs: []string{
 				archiveDSNFlag, "--archive-max-conns=3",
 				"--archive-payments-after=720h", "--archive-payouts-after=0",
-				"--archive-invoices-after=1h30m", "--archive-webhook-deliveries-after=0s",
+				"--archive-invoices-after=1h30m", "--archive-webhook-deliveries-after=0s", "--archive-refunds-after=2h",
 				"--archive-interval=45s", "--archive-batch-size=500",
 			},
 			apiserverArgs: []string{archiveDSNFlag, "--archive-max-conns=12"},

@@ -178,6 +178,7 @@ fsGroup) at /etc/paygate/archive/dsn, and an optional CA certificate from archiv
 - {{ printf "--archive-payouts-after=%v" $ar.retention.payouts | quote }}
 - {{ printf "--archive-invoices-after=%v" $ar.retention.invoices | quote }}
 - {{ printf "--archive-webhook-deliveries-after=%v" $ar.retention.webhookDeliveries | quote }}
+- {{ printf "--archive-refunds-after=%v" $ar.retention.refunds | quote }}
 - {{ printf "--archive-interval=%s" $ar.interval | quote }}
 - {{ printf "--archive-batch-size=%d" (int $ar.batchSize) | quote }}
 {{- end }}
