@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
@@ -142,7 +143,7 @@ func (s *Server) paymentRecord(p *paygatev1.Payment) (paygate.Payment, error) {
 		return rec, am.err
 	}
 	var err error
-	rec.AmountRefunded, rec.RefundState, err = s.refundsSummary(p)
+	rec.AmountRefunded, rec.RefundState, rec.LateSettlement, err = s.refundsSummary(p)
 	return rec, err
 }
 
@@ -153,7 +154,7 @@ func (s *Server) verification(p *paygatev1.Payment) (paygate.Verification, error
 	if err != nil {
 		return v, err
 	}
-	v.AmountRefunded, v.RefundState, err = s.refundsSummary(p)
+	v.AmountRefunded, v.RefundState, v.LateSettlement, err = s.refundsSummary(p)
 	return v, err
 }
 
@@ -162,17 +163,56 @@ func (s *Server) verification(p *paygatev1.Payment) (paygate.Verification, error
 // refund_state, "none" while it is zero, "full" once it reaches the payment's amount, "partial" in
 // between. Refunds still pending or processing are not counted: no money went back yet. The
 // refunds are read through the cache's index by payment, so a list costs one lookup per payment
-// on its page, never a scan of the merchant's refunds.
-func (s *Server) refundsSummary(p *paygatev1.Payment) (json.Number, string, error) {
+// on its page, never a scan of the merchant's refunds. It also renders the payment's late
+// settlement (lateSettlementRecord), whose refund is one of them.
+func (s *Server) refundsSummary(p *paygatev1.Payment) (json.Number, string, *paygate.LateSettlement, error) {
 	// The renderers have no request context; the cache answers at once (its Refund informer
 	// synced before the API served), the bound only keeps a misconfigured cache from hanging.
 	ctx, cancel := context.WithTimeout(context.Background(), refundsReadTimeout)
 	defer cancel()
 	refunds, err := s.paymentRefunds(ctx, p, false)
 	if err != nil {
-		return "", "", fmt.Errorf("listing the refunds of payment %s: %w", p.Name, err)
+		return "", "", nil, fmt.Errorf("listing the refunds of payment %s: %w", p.Name, err)
 	}
-	return summarizeRefunds(p, refunds)
+	refunded, state, err := summarizeRefunds(p, refunds)
+	if err != nil {
+		return "", "", nil, err
+	}
+	late, err := lateSettlementRecord(p, refunds)
+	return refunded, state, late, err
+}
+
+// Late-settlement handlings (docs/api.md, Late settlements).
+const (
+	lateFlagged  = "flagged"
+	lateCredited = "credited"
+	lateRefunded = "refunded"
+)
+
+// lateSettlementRecord is what a payment record says of money the provider settled after the
+// payment failed (Payment.SettledLate), nil for every other payment. The handling follows from
+// what the payment controller stored under the merchant's policy (controllers/late_settlement.go):
+// no net amount, flagged; a Refund of the payment labelled paygate.dev/late-settlement, refunded;
+// else credited, the stored net amount counted in the balance.
+func lateSettlementRecord(p *paygatev1.Payment, refunds []paygatev1.Refund) (*paygate.LateSettlement, error) {
+	if !p.SettledLate() {
+		return nil, nil
+	}
+	am := amounts{currency: p.Spec.Currency}
+	rec := &paygate.LateSettlement{Amount: am.json(p.Spec.Amount), Handling: lateFlagged, NetAmount: am.json("0")}
+	if c := meta.FindStatusCondition(p.Status.Conditions, paygatev1.ConditionLateSettlement); c != nil {
+		rec.SettledAt = formatTime(c.LastTransitionTime.Time)
+	}
+	if p.Status.NetAmount != "" {
+		rec.Handling, rec.NetAmount = lateCredited, am.json(p.Status.NetAmount)
+		for i := range refunds {
+			if refunds[i].Labels[paygatev1.LabelLateSettlement] == "true" {
+				rec.Handling, rec.NetAmount, rec.RefundID = lateRefunded, am.json("0"), refunds[i].Name
+				break
+			}
+		}
+	}
+	return rec, am.err
 }
 
 // summarizeRefunds is refundsSummary of the refunds given. A stored amount that does not parse is

@@ -708,3 +708,54 @@ func TestSummarizeRefunds(t *testing.T) {
 		t.Error("a stored amount that does not parse is summed")
 	}
 }
+
+// TestLateSettlementRecord: what a payment record says of a late settlement under each policy,
+// read from what the payment controller stored; nothing for any other payment.
+func TestLateSettlementRecord(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 1, 15, 10, 2, 11, 0, time.UTC))
+	late := func(net paygatev1.Decimal) *paygatev1.Payment {
+		p := &paygatev1.Payment{
+			ObjectMeta: metav1.ObjectMeta{Name: "trx-aaaaaaaaaaaaaaaaaaaaaaaa"},
+			Spec:       paygatev1.PaymentSpec{Amount: "10000", Currency: "TZS"},
+			Status: paygatev1.PaymentStatus{Phase: paygatev1.PaymentFailed, NetAmount: net, Conditions: []metav1.Condition{{
+				Type: paygatev1.ConditionLateSettlement, Status: metav1.ConditionTrue, Reason: "SettledAfterFailure", LastTransitionTime: at}}},
+		}
+		if net != "" {
+			p.Status.Fee = "0.00"
+		}
+		return p
+	}
+	lateRefund := paygatev1.Refund{ObjectMeta: metav1.ObjectMeta{Name: "0b6c3d0e-5a8b-4c3e-9f7a-1b2c3d4e5f60",
+		Labels: map[string]string{paygatev1.LabelLateSettlement: "true"}}}
+	merchantRefund := paygatev1.Refund{ObjectMeta: metav1.ObjectMeta{Name: "1b6c3d0e-5a8b-4c3e-9f7a-1b2c3d4e5f60"}}
+	succeeded := late("")
+	succeeded.Status.Phase = paygatev1.PaymentSuccess
+	flagNotTrue := late("")
+	flagNotTrue.Status.Conditions[0].Status = metav1.ConditionFalse
+	tests := []struct {
+		name    string
+		p       *paygatev1.Payment
+		refunds []paygatev1.Refund
+		want    *paygate.LateSettlement
+	}{
+		{"a successful payment has none", succeeded, nil, nil},
+		{"a failed payment without the condition has none", flagNotTrue, nil, nil},
+		{"Flag: nothing stored, flagged", late(""), nil,
+			&paygate.LateSettlement{Amount: "10000.00", Handling: "flagged", NetAmount: "0.00", SettledAt: "2026-01-15T10:02:11.000000Z"}},
+		{"Credit: the net amount stored, credited", late("9750.00"), []paygatev1.Refund{merchantRefund},
+			&paygate.LateSettlement{Amount: "10000.00", Handling: "credited", NetAmount: "9750.00", SettledAt: "2026-01-15T10:02:11.000000Z"}},
+		{"Refund: the late-settlement refund named", late("10000.00"), []paygatev1.Refund{merchantRefund, lateRefund},
+			&paygate.LateSettlement{Amount: "10000.00", Handling: "refunded", NetAmount: "0.00", RefundID: lateRefund.Name, SettledAt: "2026-01-15T10:02:11.000000Z"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := lateSettlementRecord(tt.p, tt.refunds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got == nil) != (tt.want == nil) || (got != nil && *got != *tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}

@@ -321,6 +321,26 @@ type Payment struct {
 	// (0 without any); RefundState is none, partial or full.
 	AmountRefunded json.Number `json:"amount_refunded"`
 	RefundState    string      `json:"refund_state"`
+	// LateSettlement is present on a failed payment whose money the provider settled afterwards.
+	LateSettlement *LateSettlement `json:"late_settlement,omitempty"`
+}
+
+// LateSettlement is money a provider settled after its payment had failed (docs/api.md, Late
+// settlements): the payment stays failed, and the merchant's late-settlement policy decided what
+// the money counts for.
+type LateSettlement struct {
+	// Amount is what the customer paid: the payment's amount.
+	Amount json.Number `json:"amount"`
+	// Handling is flagged (not counted; Paygate's operators reconcile it with you), credited
+	// (NetAmount added to your balance) or refunded (returned to the customer by refund RefundID).
+	Handling string `json:"handling"`
+	// NetAmount is what your balance keeps of it: the amount less the fee when credited, 0
+	// otherwise.
+	NetAmount json.Number `json:"net_amount"`
+	// RefundID is the refund that returns it, when refunded.
+	RefundID string `json:"refund_id,omitempty"`
+	// SettledAt is when Paygate learned of the late settlement.
+	SettledAt string `json:"settled_at"`
 }
 
 // GetPayment reads one payment.
@@ -351,9 +371,10 @@ type Verification struct {
 	UpdatedAt   string      `json:"updated_at"`
 	// Remark is SANDBOX_TRANSACTION or SIMULATED_PRODUCTION, as in Payment.
 	Remark string `json:"remark,omitempty"`
-	// AmountRefunded and RefundState are as in Payment.
-	AmountRefunded json.Number `json:"amount_refunded"`
-	RefundState    string      `json:"refund_state"`
+	// AmountRefunded, RefundState and LateSettlement are as in Payment.
+	AmountRefunded json.Number     `json:"amount_refunded"`
+	RefundState    string          `json:"refund_state"`
+	LateSettlement *LateSettlement `json:"late_settlement,omitempty"`
 }
 
 // VerifyPayment calls GET /api/v1/verify-payment/{trxId}.

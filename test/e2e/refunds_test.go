@@ -212,7 +212,7 @@ var _ = Describe("Refunds", func() {
 	})
 
 	DescribeTable("takes money that settled after its payment failed as the merchant's lateSettlement says",
-		func(policy paygatev1.LateSettlementPolicy, wantAvailable string, wantRefunds int) {
+		func(policy paygatev1.LateSettlementPolicy, wantAvailable string, wantRefunds int, wantHandling, wantNet string) {
 			ns := newNamespace()
 			fake := upstreamFixture(ns)
 			duka := createMerchant(ns, "duka", func(m *paygatev1.Merchant) { m.Spec.LateSettlement = policy })
@@ -252,9 +252,31 @@ var _ = Describe("Refunds", func() {
 				g.Expect(availableIn(duka.production, "TZS").StringFixed(2)).To(Equal(wantAvailable))
 			}).WithTimeout(60 * time.Second).Should(Succeed())
 			Expect(fake.Refunds()).To(Equal(wantRefunds), "a late settlement is refunded once at most")
+
+			By("the payment and verification records telling the merchant what became of the money")
+			rec, err := duka.production.GetPayment(ctx, created.TrxID)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(rec.Status).To(Equal("failed"))
+			Expect(rec.LateSettlement).NotTo(BeNil())
+			Expect(rec.LateSettlement.Amount).To(BeEquivalentTo("20000.00"))
+			Expect(rec.LateSettlement.Handling).To(Equal(wantHandling))
+			Expect(rec.LateSettlement.NetAmount).To(BeEquivalentTo(wantNet))
+			Expect(rec.LateSettlement.SettledAt).NotTo(BeEmpty())
+			if wantRefunds > 0 {
+				Expect(rec.LateSettlement.RefundID).NotTo(BeEmpty())
+				Expect(rec.AmountRefunded).To(BeEquivalentTo("20000.00"))
+				rf, err := duka.production.GetRefund(ctx, rec.LateSettlement.RefundID)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(rf.TrxID).To(Equal(created.TrxID))
+			} else {
+				Expect(rec.LateSettlement.RefundID).To(BeEmpty())
+			}
+			v, err := duka.production.VerifyPayment(ctx, created.TrxID)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(v.LateSettlement).To(Equal(rec.LateSettlement))
 		},
-		Entry("Flag (the default): reported, not counted", paygatev1.LateSettlementFlag, "0.00", 0),
-		Entry("Credit: the net counts in the balance", paygatev1.LateSettlementCredit, "19500.00", 0),
-		Entry("Refund: refunded once, the balance back where it was", paygatev1.LateSettlementRefund, "0.00", 1),
+		Entry("Flag (the default): reported, not counted", paygatev1.LateSettlementFlag, "0.00", 0, "flagged", "0.00"),
+		Entry("Credit: the net counts in the balance", paygatev1.LateSettlementCredit, "19500.00", 0, "credited", "19500.00"),
+		Entry("Refund: refunded once, the balance back where it was", paygatev1.LateSettlementRefund, "0.00", 1, "refunded", "0.00"),
 	)
 })
