@@ -6,7 +6,6 @@ package apiserver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"time"
@@ -38,6 +37,7 @@ type Archive interface {
 	ListRefunds(ctx context.Context, f archive.RefundFilter, limit, offset int) (archive.Page[paygatev1.Refund], error)
 	RefundsOfPayments(ctx context.Context, namespace string, trxIDs []string) (map[string][]paygatev1.Refund, error)
 	Archived(ctx context.Context, kind archive.Kind, uids []string) (map[string]bool, error)
+	CreateUnlessArchived(ctx context.Context, key archive.NameKey, create func()) (archived bool, err error)
 }
 
 var _ Archive = (*archive.Store)(nil)
@@ -176,33 +176,32 @@ func ownedBy[PT merchantObject](obj PT, c *caller) PT {
 // Then it returns an AlreadyExists error, as the Kubernetes API server would for a live one, and
 // the caller answers as it does for a duplicate; a second object with the name is never created.
 //
-// Without an archive it is Writer.Create. With one it reads etcd first (past the cache), then
-// the archive, and creates only when both say absent. The archiver commits an object's row
-// before it deletes the object from etcd, so an object absent from etcd at the first read is
-// either new or archived by the time of the second. An object found in etcd is not created over
-// even if the archiver deletes it a moment later. An error of either read creates nothing.
+// Without an archive it is Writer.Create. With one it asks the archive, then creates, holding the
+// archive's shared lock on the name across both (archive.Store.CreateUnlessArchived); the archiver
+// deletes an archived object from etcd only under the exclusive lock on its name. So either the
+// archive holds the name (AlreadyExists, nothing created), or the object, if it exists, is still in
+// etcd when the create runs, and the Kubernetes API server refuses it. This costs the create no
+// live read: one database round trip for the lock and the archive's answer, one for the commit.
+// An archive that cannot answer creates nothing (503).
 func createOnce[T any, PT interface {
 	*T
 	client.Object
-}](ctx context.Context, s *Server, obj PT, resource, op string, get func(context.Context, string, string) (*T, error)) error {
-	if s.opts.Archive != nil {
-		exists := apierrors.NewAlreadyExists(schema.GroupResource{Group: paygatev1.GroupVersion.Group, Resource: resource}, obj.GetName())
-		err := s.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), PT(new(T)))
-		switch {
-		case err == nil:
-			return exists
-		case !apierrors.IsNotFound(err):
-			return fmt.Errorf("reading %s %s/%s: %w", resource, obj.GetNamespace(), obj.GetName(), err)
-		}
-		_, err = fromArchive(ctx, op, func(ctx context.Context) (*T, error) { return get(ctx, obj.GetNamespace(), obj.GetName()) })
-		switch {
-		case err == nil:
-			return exists
-		case !errors.Is(err, archive.ErrNotFound):
-			return err
-		}
+}](ctx context.Context, s *Server, obj PT, kind archive.Kind, resource, op string) error {
+	if s.opts.Archive == nil {
+		return s.opts.Writer.Create(ctx, obj)
 	}
-	return s.opts.Writer.Create(ctx, obj)
+	var created error
+	archived, err := fromArchive(ctx, op, func(actx context.Context) (bool, error) {
+		return s.opts.Archive.CreateUnlessArchived(actx, archive.NameKey{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName()},
+			func() { created = s.opts.Writer.Create(ctx, obj) })
+	})
+	switch {
+	case err != nil:
+		return err
+	case archived:
+		return apierrors.NewAlreadyExists(schema.GroupResource{Group: paygatev1.GroupVersion.Group, Resource: resource}, obj.GetName())
+	}
+	return created
 }
 
 // isArchiveError reports whether err is the archive failing to answer.

@@ -111,7 +111,7 @@ func (s *Server) doCreate(ctx context.Context, idemKey string, legacy bool) resp
 	}
 	// The name derives from ref_trx: a payment with it, live or archived, makes this request a
 	// duplicate (or a replay of its own create), never a second payment.
-	if err := createOnce(ctx, s, p, "payments", "get_payment", s.archiveGetPayment); err != nil {
+	if err := createOnce(ctx, s, p, archive.KindPayment, "payments", "create_payment"); err != nil {
 		if !apierrors.IsAlreadyExists(err) {
 			return s.serverError("Creating a payment", err)
 		}

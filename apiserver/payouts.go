@@ -124,7 +124,7 @@ func (s *Server) doCreatePayout(ctx context.Context, idemKey string) response {
 	// twice. Without a key the id is random.
 	var err error
 	if idemKey != "" {
-		err = createOnce(ctx, s, p, "payouts", "get_payout", s.archiveGetPayout)
+		err = createOnce(ctx, s, p, archive.KindPayout, "payouts", "create_payout")
 	} else {
 		err = s.opts.Writer.Create(ctx, p)
 	}

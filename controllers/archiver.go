@@ -34,6 +34,7 @@ type ArchiveStore interface {
 	Count(ctx context.Context, kind archive.Kind) (int64, error)
 	ArchivedLive(ctx context.Context) ([]archive.LiveEntry, error)
 	ForgetLive(ctx context.Context, uids []string) error
+	WithNamesLocked(ctx context.Context, keys []archive.NameKey, fn func()) error
 	Ping(ctx context.Context) error
 }
 
@@ -209,10 +210,12 @@ func (a *Archiver) Pass(ctx context.Context) (PassResult, error) {
 				break
 			}
 		}
-		for _, u := range batch {
-			if !a.deleteUnit(ctx, u, &res) {
+		if err := a.deleteBatch(ctx, batch, &res, note); err != nil {
+			passErr = err
+			for _, u := range units[end:] {
 				note(u.kind, u.since)
 			}
+			break
 		}
 		hitFailpoint(failpoint.ArchiveDeleted)
 		start = end
@@ -511,6 +514,37 @@ func (a *Archiver) archiveOneByOne(ctx context.Context, batch []archiveUnit, bat
 		written = append(written, u)
 	}
 	return written, refused, nil
+}
+
+// deleteBatch deletes the committed units' objects from etcd holding the archive's locks on the
+// payments' and payouts' names (archive.Store.WithNamesLocked): the API server creates those names
+// only after asking the archive under the same lock, so a name never leaves etcd between its
+// answer and its create (docs/archive.md). When the locks cannot be taken nothing is deleted: the
+// units wait for the next pass.
+func (a *Archiver) deleteBatch(ctx context.Context, batch []archiveUnit, res *PassResult, note func(archive.Kind, time.Time)) error {
+	var keys []archive.NameKey
+	for _, u := range batch {
+		for _, o := range u.objects {
+			if k := kindOf(o); k == archive.KindPayment || k == archive.KindPayout {
+				keys = append(keys, archive.NameKey{Kind: k, Namespace: o.GetNamespace(), Name: o.GetName()})
+			}
+		}
+	}
+	err := a.Store.WithNamesLocked(ctx, keys, func() {
+		for _, u := range batch {
+			if !a.deleteUnit(ctx, u, res) {
+				note(u.kind, u.since)
+			}
+		}
+	})
+	if err != nil {
+		metrics.ArchiveErrors.WithLabelValues("delete").Inc()
+		for _, u := range batch {
+			note(u.kind, u.since)
+		}
+		return fmt.Errorf("locking the names of %d archived objects before deleting them: %w", len(keys), err)
+	}
+	return nil
 }
 
 // deleteUnit deletes a committed unit's objects from etcd, owned objects first, each only if it
