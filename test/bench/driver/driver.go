@@ -142,6 +142,12 @@ func Run(ctx context.Context, s Settings, logf func(format string, args ...any))
 	if err := st.startControlPlane(); err != nil {
 		return rep, err
 	}
+	if s.Archive {
+		logf("bench: starting PostgreSQL for the archive (BENCH_ARCHIVE=0 runs without it)")
+		if err := st.startArchive(ctx); err != nil {
+			return rep, err
+		}
+	}
 	logf("bench: starting paygate manager and paygate apiserver")
 	if err := st.startServers(ctx); err != nil {
 		return rep, err

@@ -60,6 +60,11 @@ type Settings struct {
 	// OutDir keeps the logs, profiles and results (BENCH_OUT; default a new directory under
 	// $TMPDIR).
 	OutDir string
+	// Archive runs the manager and the apiserver with the PostgreSQL archive, as a deployment at
+	// scale and `make run` do (BENCH_ARCHIVE, default 1; 0 runs without it). The archive is
+	// empty and nothing is archived during the run (the retentions are a week): what it measures
+	// is what the archive adds to live traffic, a create's name check first.
+	Archive bool
 	// Rows are the groups of rows to run (BENCH_ROWS, comma-separated; empty: all of them):
 	// reads, live (memory, list, verify at size, balance), creates, e2e, storage, payouts. The
 	// end-to-end search starts from the raw create throughput, so e2e runs the creates too.
@@ -91,7 +96,7 @@ func Full() Settings {
 		E2EStep: 8 * time.Second, E2EMeasure: 15 * time.Second, E2EMaxP99: 3 * time.Second,
 		E2EMaxSteps: 8, E2EBisections: 2,
 		PollInterval: 200 * time.Millisecond, StoragePayments: 200, AbsorbRepeats: 5,
-		SeedConcurrency: 32, SeedBatch: 5000, SeedVia: "etcd", Profile: true,
+		SeedConcurrency: 32, SeedBatch: 5000, SeedVia: "etcd", Profile: true, Archive: true,
 	}
 }
 
@@ -182,6 +187,13 @@ func FromEnv() (Settings, error) {
 			errs = append(errs, "BENCH_PROFILE: not a boolean")
 		}
 		s.Profile = b
+	}
+	if v := os.Getenv("BENCH_ARCHIVE"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, "BENCH_ARCHIVE: not a boolean")
+		}
+		s.Archive = b
 	}
 	s.OutDir = os.Getenv("BENCH_OUT")
 	if v := os.Getenv("BENCH_ROWS"); v != "" {

@@ -23,13 +23,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/archive"
 	"github.com/paygate/paygate/internal/controlplane"
 	"github.com/paygate/paygate/internal/credentials"
 	"github.com/paygate/paygate/internal/kube"
+	"github.com/paygate/paygate/internal/pgtest"
 	"github.com/paygate/paygate/pkg/paygate"
 	"github.com/paygate/paygate/test/bench/load"
 	"github.com/paygate/paygate/test/testenv"
 )
+
+// cmdArchiveDSNEnv is the variable the paygate commands read the archive's DSN from
+// (cmd/paygate's EnvArchiveDSN).
+const cmdArchiveDSNEnv = "PAYGATE_ARCHIVE_DSN"
 
 // Namespaces and merchants of the run.
 const (
@@ -71,6 +77,10 @@ type stack struct {
 	apiURL    string
 	debug     map[string]string // process -> address of its --pprof-bind-address
 	metrics   map[string]string // process -> address of /metrics
+
+	// archiveDSN is the archive's database when Settings.Archive (postgres its server).
+	archiveDSN string
+	postgres   *pgtest.Server
 
 	clients map[string]*paygate.Client
 	cfg     *load.Config
@@ -147,6 +157,25 @@ func (st *stack) startControlPlane() error {
 	return os.WriteFile(st.kubeconfig, kc, 0o600)
 }
 
+// startArchive starts PostgreSQL in the run's directory and migrates an empty archive, so that
+// the servers find it ready (the manager migrates too, the apiserver does not).
+func (st *stack) startArchive(ctx context.Context) error {
+	srv, err := pgtest.StartServerIn(filepath.Join(st.dir, "postgres"))
+	if err != nil {
+		return fmt.Errorf("starting PostgreSQL for the archive (BENCH_ARCHIVE=0 runs without it): %w", err)
+	}
+	st.postgres = srv
+	if st.archiveDSN, err = srv.NewDatabase(ctx); err != nil {
+		return err
+	}
+	store, err := archive.Open(ctx, st.archiveDSN, archive.Options{MaxConns: 2, ApplicationName: "paygate-bench"})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	return store.Migrate(ctx)
+}
+
 func (st *stack) startServers(ctx context.Context) error {
 	st.debug, st.metrics = map[string]string{}, map[string]string{}
 	addrs := map[string]string{}
@@ -159,6 +188,10 @@ func (st *stack) startServers(ctx context.Context) error {
 	}
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
+	var archiveEnv []string
+	if st.archiveDSN != "" {
+		archiveEnv = []string{cmdArchiveDSNEnv + "=" + st.archiveDSN}
+	}
 	st.apiURL = "http://" + addrs["api"]
 	st.debug["apiserver"], st.debug["manager"] = addrs["api-debug"], addrs["mgr-debug"]
 	st.metrics["apiserver"], st.metrics["manager"] = addrs["api-metrics"], addrs["mgr-metrics"]
@@ -168,7 +201,7 @@ func (st *stack) startServers(ctx context.Context) error {
 		// The limiter is per business and client IP; every bench client shares one IP.
 		"--rate-limit", "1000000000",
 		"--pprof-bind-address", addrs["api-debug"],
-	}, []string{"KUBECONFIG=" + st.kubeconfig, "PAYGATE_CHECKOUT_KEY=" + hex.EncodeToString(key)}, st.dir)
+	}, append([]string{"KUBECONFIG=" + st.kubeconfig, "PAYGATE_CHECKOUT_KEY=" + hex.EncodeToString(key)}, archiveEnv...), st.dir)
 	if err != nil {
 		return err
 	}
@@ -179,7 +212,7 @@ func (st *stack) startServers(ctx context.Context) error {
 		"--provider-poll-interval", st.s.PollInterval.String(),
 		"--provider-callback-url", st.apiURL + "/internal/provider/callbacks",
 		"--webhook-allow-private-sandbox",
-	}, []string{"KUBECONFIG=" + st.kubeconfig}, st.dir)
+	}, append([]string{"KUBECONFIG=" + st.kubeconfig}, archiveEnv...), st.dir)
 	if err != nil {
 		return err
 	}
@@ -410,6 +443,9 @@ func (st *stack) stop() {
 	}
 	if st.env != nil {
 		_ = st.env.Stop()
+	}
+	if st.postgres != nil {
+		_ = st.postgres.Stop()
 	}
 	for _, f := range st.logs {
 		_ = f.Close()

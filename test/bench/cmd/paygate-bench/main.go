@@ -72,8 +72,12 @@ func print(rep *driver.Report) {
 }
 
 func mode(s driver.Settings) string {
+	m := "full run"
 	if s.Quick {
-		return "BENCH_QUICK=1"
+		m = "BENCH_QUICK=1"
 	}
-	return "full run"
+	if s.Archive {
+		return m + ", with the PostgreSQL archive"
+	}
+	return m + ", without the archive (BENCH_ARCHIVE=0)"
 }
