@@ -324,7 +324,20 @@ func subscriberPhone(raw, currency string) (e164, msg string) {
 }
 
 func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
-	s.replayProof(w, r, func(ctx context.Context, idemKey string) response { return s.doCreateSubscription(ctx, r, idemKey) })
+	s.replayProof(w, r, func(ctx context.Context, idemKey string) response { return s.doCreateSubscription(ctx, r, idemKey) }, s.keptSubscriptionResponse)
+}
+
+// keptSubscriptionResponse finds the answer kept on the subscription a claim of key created
+// (keptLookup): its id derives from the claim's record (billing.SubscriptionIDForRequest).
+func (s *Server) keptSubscriptionResponse(ctx context.Context, _ string, rec *paygatev1.IdempotencyKey) (response, bool, error) {
+	c := callerFrom(ctx)
+	id := billing.SubscriptionIDForRequest(string(c.merchant.UID), c.env, string(rec.UID))
+	sub, err := s.subscription(ctx, c, paygatev1.SubscriptionAPIID(paygatev1.SubscriptionName(id)), false)
+	if err != nil || sub == nil {
+		return response{}, false, err
+	}
+	resp, ok := keptResponse(sub)
+	return resp, ok, nil
 }
 
 // doCreateSubscription checks the body and the plan, records the customer's consent and creates
@@ -399,8 +412,12 @@ func (s *Server) doCreateSubscription(ctx context.Context, r *http.Request, idem
 			Consent: consent,
 		},
 	}
+	answer := s.subscriptionCreated(sub)
 	if idemKey != "" {
 		sub.Annotations = map[string]string{annotationIdempotencyKey: idemKey}
+		if idempotencyRecordFrom(ctx) != nil {
+			answer = keepResponse(sub, answer)
+		}
 	}
 	if err := s.opts.Writer.Create(ctx, sub); err != nil {
 		if !apierrors.IsAlreadyExists(err) || idemKey == "" {
@@ -412,10 +429,18 @@ func (s *Server) doCreateSubscription(ctx context.Context, r *http.Request, idem
 		if err != nil || existing == nil || existing.Annotations[annotationIdempotencyKey] != idemKey {
 			return s.serverError("Reading a subscription after a concurrent create", errors.Join(err, errors.New("subscription not found")))
 		}
-		sub = existing
+		if kept, ok := keptResponse(existing); ok {
+			return kept
+		}
+		return s.subscriptionCreated(existing)
 	}
 	s.opts.Log.Info("Subscription created", "merchant", c.merchant.Name, "environment", c.env, "subscription", sub.Name,
 		"plan", plan.Name, "customerPhone", phone.Mask(string(sub.Spec.CustomerPhone)), "termsSHA256", sub.Spec.Consent.TermsSHA256)
+	return answer
+}
+
+// subscriptionCreated is the answer of a create that recorded sub (or found it recorded).
+func (s *Server) subscriptionCreated(sub *paygatev1.Subscription) response {
 	rec, err := subscriptionRecord(sub)
 	if err != nil {
 		return s.serverError("Rendering a subscription", fmt.Errorf("subscription %s: %w", sub.Name, err))

@@ -29,7 +29,49 @@ type response struct {
 	status int
 	body   []byte
 	err    *APIError
+	// kept: the response is kept on the object the request created (keptResponse), so the key's
+	// record need not store it: one write fewer per create (docs/api.md, Idempotency).
+	kept bool
 }
+
+// annotationIdempotentResponse on a Payout, Refund or Subscription created under an
+// Idempotency-Key (or the signature standing in for one) holds the body of the create's answer
+// (status 200), written with the object itself. A replay finds the object through the key's
+// record (its id derives from the record) and answers this body, byte for byte, without the
+// record having stored it.
+const annotationIdempotentResponse = "paygate.dev/idempotent-response"
+
+// keepResponse renders the answer to a create of obj under an Idempotency-Key before obj is
+// created, and keeps it on obj (annotationIdempotentResponse): the answer never depends on what
+// the create adds (the records render from the spec and the name; the status is empty, pending).
+func keepResponse(obj metav1.Object, resp response) response {
+	if resp.status != http.StatusOK || resp.err != nil {
+		return resp
+	}
+	a := obj.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[annotationIdempotentResponse] = string(resp.body)
+	obj.SetAnnotations(a)
+	resp.kept = true
+	return resp
+}
+
+// keptResponse is the answer kept on obj (a create's, found created), ok false when obj has none
+// (created before answers were kept there).
+func keptResponse(obj metav1.Object) (response, bool) {
+	body, ok := obj.GetAnnotations()[annotationIdempotentResponse]
+	if !ok {
+		return response{}, false
+	}
+	return response{status: http.StatusOK, body: []byte(body), kept: true}, true
+}
+
+// keptLookup finds the answer kept on the object a claim created, if it is created yet: found
+// false otherwise, and the request then runs. idemKey is what do receives: the record's name. Each create route that keeps its answers has
+// one; nil for the others.
+type keptLookup func(ctx context.Context, idemKey string, rec *paygatev1.IdempotencyKey) (resp response, found bool, err error)
 
 func jsonResponse(status int, v any) response {
 	body, err := marshalJSON(v)
@@ -71,7 +113,7 @@ func (r response) write(w http.ResponseWriter) {
 // first request is still running runs do as well: do is idempotent itself (the payment's name
 // derives from ref_trx, and the payment remembers the key), so both answer with one payment.
 func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, do func(ctx context.Context, idemKey string) response) {
-	s.runIdempotent(w, r, r.Header.Get("Idempotency-Key"), do)
+	s.runIdempotent(w, r, r.Header.Get("Idempotency-Key"), do, nil)
 }
 
 // replayProof is idempotent for the creates that have no unique reference of their own (payouts,
@@ -80,13 +122,13 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, do func(ctx 
 // by a proxy that retried it) gets the first answer instead of making a second payout or
 // subscription (docs/api.md, Replays). Two keyless requests with the same body in the same second
 // are the same request. The key is a digest of the signature, never the signature itself.
-func (s *Server) replayProof(w http.ResponseWriter, r *http.Request, do func(ctx context.Context, idemKey string) response) {
+func (s *Server) replayProof(w http.ResponseWriter, r *http.Request, do func(ctx context.Context, idemKey string) response, kept keptLookup) {
 	key := r.Header.Get("Idempotency-Key")
 	if sig := r.Header.Get("X-Signature"); key == "" && sig != "" {
 		sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimPrefix(strings.TrimSpace(sig), "sha256="))))
 		key = signatureKeyPrefix + hex.EncodeToString(sum[:20])
 	}
-	s.runIdempotent(w, r, key, do)
+	s.runIdempotent(w, r, key, do, kept)
 }
 
 // signatureKeyPrefix starts the key replayProof derives from a signature.
@@ -95,7 +137,7 @@ const signatureKeyPrefix = "signature "
 // createTimeout bounds a create once it has started: it goes on when the client leaves.
 const createTimeout = 30 * time.Second
 
-func (s *Server) runIdempotent(w http.ResponseWriter, r *http.Request, key string, do func(ctx context.Context, idemKey string) response) {
+func (s *Server) runIdempotent(w http.ResponseWriter, r *http.Request, key string, do func(ctx context.Context, idemKey string) response, kept keptLookup) {
 	// A create that has started finishes even when the client hangs up (a client-side timeout):
 	// its writes are not cut in the middle, and the client's retry with the same key finds them
 	// done instead of half done.
@@ -112,10 +154,22 @@ func (s *Server) runIdempotent(w http.ResponseWriter, r *http.Request, key strin
 	}
 	sum := sha256.Sum256([]byte(r.Method + " " + r.URL.Path + "\n" + string(c.body)))
 	hash := hex.EncodeToString(sum[:])
-	rec, replay, apiErr := s.claimIdempotencyKey(ctx, c, key, hash)
+	rec, claimed, replay, apiErr := s.claimIdempotencyKey(ctx, c, key, hash)
 	if apiErr != nil {
 		writeError(w, apiErr)
 		return
+	}
+	if replay == nil && !claimed && kept != nil {
+		// Claimed by an earlier request whose answer the record does not hold: kept on the object
+		// it created, or the earlier request is still running (or failed before creating).
+		resp, found, err := kept(ctx, rec.Name, rec)
+		if err != nil {
+			s.serverError("Reading the object of an idempotency key", err).write(w)
+			return
+		}
+		if found {
+			replay = &paygatev1.StoredResponse{StatusCode: int32(resp.status), Body: string(resp.body)}
+		}
 	}
 	if replay != nil {
 		source := metrics.ReplayIdempotencyKey
@@ -135,6 +189,8 @@ func (s *Server) runIdempotent(w http.ResponseWriter, r *http.Request, key strin
 		if err := s.opts.Writer.Delete(ctx, rec); client.IgnoreNotFound(err) != nil {
 			s.opts.Log.Error(err, "Forgetting the signature key of a refused request", "idempotencyKey", rec.Name)
 		}
+	case resp.kept:
+		// Kept on the object the request created: a replay reads it there.
 	case resp.status < 500 && resp.status != http.StatusTooManyRequests:
 		s.storeIdempotentResponse(ctx, rec, resp)
 	}
@@ -156,9 +212,9 @@ func idempotencyName(c *caller, key string) string {
 	return "idem-" + names.Derive(names.PurposeIdempotency, string(c.merchant.UID), string(c.env), key)
 }
 
-// claimIdempotencyKey creates the key's record, or finds the existing one: it returns the stored
-// response to replay, or an error when the key was used for another request.
-func (s *Server) claimIdempotencyKey(ctx context.Context, c *caller, key, hash string) (*paygatev1.IdempotencyKey, *paygatev1.StoredResponse, *APIError) {
+// claimIdempotencyKey creates the key's record (claimed), or finds the existing one: it returns
+// the stored response to replay, or an error when the key was used for another request.
+func (s *Server) claimIdempotencyKey(ctx context.Context, c *caller, key, hash string) (_ *paygatev1.IdempotencyKey, claimed bool, _ *paygatev1.StoredResponse, _ *APIError) {
 	now := s.opts.Clock.Now()
 	for attempt := 0; attempt < 3; attempt++ {
 		rec := &paygatev1.IdempotencyKey{
@@ -171,32 +227,32 @@ func (s *Server) claimIdempotencyKey(ctx context.Context, c *caller, key, hash s
 		}
 		err := s.opts.Writer.Create(ctx, rec)
 		if err == nil {
-			return rec, nil, nil
+			return rec, true, nil, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
-			return nil, nil, s.serverError("Recording an idempotency key", err).err
+			return nil, false, nil, s.serverError("Recording an idempotency key", err).err
 		}
 		existing := &paygatev1.IdempotencyKey{}
 		if err := s.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(rec), existing); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue // expired and deleted meanwhile
 			}
-			return nil, nil, s.serverError("Reading an idempotency key", err).err
+			return nil, false, nil, s.serverError("Reading an idempotency key", err).err
 		}
 		if existing.Spec.ExpiresAt.Time.Before(now) {
 			uid := existing.UID
 			if err := s.opts.Writer.Delete(ctx, existing, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
-				return nil, nil, s.serverError("Deleting an expired idempotency key", err).err
+				return nil, false, nil, s.serverError("Deleting an expired idempotency key", err).err
 			}
 			continue
 		}
 		if existing.Spec.RequestHash != hash {
-			return nil, nil, &APIError{Status: http.StatusConflict, Label: LabelIdempotencyKeyReused,
+			return nil, false, nil, &APIError{Status: http.StatusConflict, Label: LabelIdempotencyKeyReused,
 				Message: "This Idempotency-Key was already used with a different request."}
 		}
-		return existing, existing.Spec.Response, nil
+		return existing, false, existing.Spec.Response, nil
 	}
-	return nil, nil, &APIError{Status: http.StatusConflict, Label: LabelIdempotencyKeyReused, Message: "This Idempotency-Key is busy; retry the request."}
+	return nil, false, nil, &APIError{Status: http.StatusConflict, Label: LabelIdempotencyKeyReused, Message: "This Idempotency-Key is busy; retry the request."}
 }
 
 // storeIdempotentResponse keeps the first response for replay. A concurrent request that stored

@@ -60,7 +60,25 @@ func (s *Server) previewPayout(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) createPayout(w http.ResponseWriter, r *http.Request) {
-	s.replayProof(w, r, s.doCreatePayout)
+	s.replayProof(w, r, s.doCreatePayout, s.keptPayoutResponse)
+}
+
+// payoutIDForKey is the id of the payout a claim of an Idempotency-Key creates: derived from the
+// claim (its record's name, UID and expiry, which every request sharing the claim reads alike),
+// so every replica names the payout alike and the API server lets one create it, while the key,
+// once expired and claimed afresh, makes a new payout.
+func payoutIDForKey(key string, rec *paygatev1.IdempotencyKey) string {
+	return names.DeriveUUID(names.PurposePayout, key, string(rec.UID), rec.Spec.ExpiresAt.UTC().Format(time.RFC3339))
+}
+
+// keptPayoutResponse finds the answer kept on the payout a claim of key created (keptLookup).
+func (s *Server) keptPayoutResponse(ctx context.Context, key string, rec *paygatev1.IdempotencyKey) (response, bool, error) {
+	p, err := s.payout(ctx, callerFrom(ctx), payoutIDForKey(key, rec), false)
+	if err != nil || p == nil {
+		return response{}, false, err
+	}
+	resp, ok := keptResponse(p)
+	return resp, ok, nil
 }
 
 // doCreatePayout validates the request, checks the balance the cache shows, and records the
@@ -73,13 +91,12 @@ func (s *Server) doCreatePayout(ctx context.Context, idemKey string) response {
 		return errorResponse(apiErr)
 	}
 	q := req.quote
-	// With an Idempotency-Key the id derives from the claim of the key (its record's name, UID
-	// and expiry, which every request sharing the claim reads alike), so every replica names the
-	// payout alike and the API server lets one create it, while the key, once expired and claimed
-	// afresh, makes a new payout; without a key the id is random.
+	// With an Idempotency-Key the id derives from the claim of the key (payoutIDForKey); without
+	// a key the id is random.
 	id := uuid.NewString()
-	if rec := idempotencyRecordFrom(ctx); idemKey != "" && rec != nil {
-		id = names.DeriveUUID(names.PurposePayout, idemKey, string(rec.UID), rec.Spec.ExpiresAt.UTC().Format(time.RFC3339))
+	rec := idempotencyRecordFrom(ctx)
+	if idemKey != "" && rec != nil {
+		id = payoutIDForKey(idemKey, rec)
 	}
 	if avail, err := s.availableBalance(ctx, c, q.Currency); err != nil {
 		return s.serverError("Reading a balance", err)
@@ -92,6 +109,9 @@ func (s *Server) doCreatePayout(ctx context.Context, idemKey string) response {
 				return s.serverError("Reading a payout", err)
 			}
 			if existing != nil {
+				if kept, ok := keptResponse(existing); ok {
+					return kept
+				}
 				return s.payoutCreated(existing)
 			}
 		}
@@ -116,8 +136,12 @@ func (s *Server) doCreatePayout(ctx context.Context, idemKey string) response {
 			CreatedAt:     metav1.NewMicroTime(now),
 		},
 	}
+	answer := s.payoutCreated(p)
 	if idemKey != "" {
 		p.Annotations = map[string]string{annotationIdempotencyKey: idemKey}
+		if rec != nil {
+			answer = keepResponse(p, answer)
+		}
 	}
 	// With an Idempotency-Key (or the signature standing in for one) the id is deterministic: a
 	// payout with it, live or archived, is this request's own (a retry), never to be created
@@ -138,11 +162,14 @@ func (s *Server) doCreatePayout(ctx context.Context, idemKey string) response {
 		if err != nil || existing == nil {
 			return s.serverError("Reading a payout after a concurrent create", errors.Join(err, errors.New("payout not found")))
 		}
-		p = existing
+		if kept, ok := keptResponse(existing); ok {
+			return kept
+		}
+		return s.payoutCreated(existing)
 	}
 	s.opts.Log.Info("Payout requested", "merchant", c.merchant.Name, "environment", c.env, "payout", p.Name,
 		"amount", p.Spec.Amount, "currency", p.Spec.Currency, "destination", phone.Mask(string(p.Spec.Destination)))
-	return s.payoutCreated(p)
+	return answer
 }
 
 // payoutCreated is the answer of a create that recorded p (or found it recorded).

@@ -81,7 +81,23 @@ func (s *Server) createRefund(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errNotFound)
 		return
 	}
-	s.replayProof(w, r, func(ctx context.Context, idemKey string) response { return s.doCreateRefund(ctx, idemKey, p) })
+	s.replayProof(w, r, func(ctx context.Context, idemKey string) response { return s.doCreateRefund(ctx, idemKey, p) }, s.keptRefundResponse)
+}
+
+// refundIDForKey is the id of the refund a claim of an Idempotency-Key creates, as a payout's
+// (payoutIDForKey).
+func refundIDForKey(key string, rec *paygatev1.IdempotencyKey) string {
+	return names.DeriveUUID(purposeRefund, key, string(rec.UID), rec.Spec.ExpiresAt.UTC().Format(time.RFC3339))
+}
+
+// keptRefundResponse finds the answer kept on the refund a claim of key created (keptLookup).
+func (s *Server) keptRefundResponse(ctx context.Context, key string, rec *paygatev1.IdempotencyKey) (response, bool, error) {
+	rf, err := s.refund(ctx, callerFrom(ctx), refundIDForKey(key, rec), false)
+	if err != nil || rf == nil {
+		return response{}, false, err
+	}
+	resp, ok := keptResponse(rf)
+	return resp, ok, nil
 }
 
 // refundSource is what a refund returns money from: the payment's collecting push attempt, the
@@ -172,8 +188,9 @@ func (s *Server) doCreateRefund(ctx context.Context, idemKey string, p *paygatev
 	// (doCreatePayout), so every replica names the refund alike and the API server lets one
 	// create it; without a key the id is random.
 	id := uuid.NewString()
-	if rec := idempotencyRecordFrom(ctx); idemKey != "" && rec != nil {
-		id = names.DeriveUUID(purposeRefund, idemKey, string(rec.UID), rec.Spec.ExpiresAt.UTC().Format(time.RFC3339))
+	rec := idempotencyRecordFrom(ctx)
+	if idemKey != "" && rec != nil {
+		id = refundIDForKey(idemKey, rec)
 	}
 	// A concurrent request with the same Idempotency-Key (and body) may have created this refund
 	// already: the refund it made then counts against the payment and the balance, and the answer
@@ -185,7 +202,7 @@ func (s *Server) doCreateRefund(ctx context.Context, idemKey string, p *paygatev
 				return s.serverError("Reading a refund", err)
 			}
 			if existing != nil {
-				return s.refundCreated(existing)
+				return s.refundAnswer(existing)
 			}
 		}
 		return errorResponse(e)
@@ -241,8 +258,12 @@ func (s *Server) doCreateRefund(ctx context.Context, idemKey string, p *paygatev
 			CreatedAt:   *ptrMicro(s.opts.Clock.Now()),
 		},
 	}
+	answer := s.refundCreated(rf)
 	if idemKey != "" {
 		rf.Annotations = map[string]string{annotationIdempotencyKey: idemKey}
+		if rec != nil {
+			answer = keepResponse(rf, answer)
+		}
 	}
 	if err := s.opts.Writer.Create(ctx, rf); err != nil {
 		if !apierrors.IsAlreadyExists(err) || idemKey == "" {
@@ -254,11 +275,20 @@ func (s *Server) doCreateRefund(ctx context.Context, idemKey string, p *paygatev
 		if err != nil || existing == nil {
 			return s.serverError("Reading a refund after a concurrent create", errors.Join(err, errors.New("refund not found")))
 		}
-		rf = existing
+		return s.refundAnswer(existing)
 	}
 	s.opts.Log.Info("Refund requested", "merchant", c.merchant.Name, "environment", c.env, "refund", rf.Name,
 		"trxID", p.Name, "amount", rf.Spec.Amount, "currency", rf.Spec.Currency, "gateway", rf.Spec.Gateway,
 		"destination", phone.Mask(string(rf.Spec.Destination)))
+	return answer
+}
+
+// refundAnswer is the answer to a create that found rf created by a concurrent request: the
+// answer kept on it, else its record now.
+func (s *Server) refundAnswer(rf *paygatev1.Refund) response {
+	if kept, ok := keptResponse(rf); ok {
+		return kept
+	}
 	return s.refundCreated(rf)
 }
 
