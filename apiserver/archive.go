@@ -227,43 +227,54 @@ type listKind[T any] struct {
 }
 
 // mergedPage returns the page [offset, offset+limit) of the merged list and its total: live,
-// the live items the request's filter selects, and the archived ones (docs/archive.md, Merged
-// lists). It asks the archive at most twice: which of the live terminal items it holds already
-// (an archiver stopped between its commit and its delete; they are counted once, from the
-// archive), then one page whatever the offset. live is not modified (its items may be the cache's
-// own objects, shallow-copied: they are only read, and the page is what the caller copies).
-func mergedPage[T any](ctx context.Context, s *Server, k listKind[T], live []T, limit, offset int) ([]T, int, error) {
-	live = sortedByPointer(live, k.compare)
+// the live items the request's filter selects (a list index's range, or the cache's items
+// sorted), and the archived ones (docs/archive.md, Merged lists). It asks the archive which of
+// the live terminal items it holds already (an archiver stopped between its commit and its
+// delete; they are counted once, from the archive: live.archivedLive, which an index answers
+// from what it knows, asking only about what changed), then reads one page whatever the offset.
+// The live items are read twice, for the window and for the merge; when more arrived in between
+// than the window allows for, the window is read again, the third time from a copy. live's items
+// may be the cache's own objects: they are only read, and the page is what the caller copies.
+func mergedPage[T any](ctx context.Context, s *Server, k listKind[T], live liveItems[T], limit, offset int) ([]T, int, error) {
 	if s.opts.Archive == nil || k.archived == nil {
-		lo, hi := min(offset, len(live)), min(offset+limit, len(live))
-		return live[lo:hi], len(live), nil
+		var page []T
+		total := 0
+		live.read(nil, func(seq liveSeq[T]) { page, total = pageOf(seq, offset, limit), seq.Len() })
+		return page, total, nil
 	}
-	var uids []string
-	for i := range live {
-		if k.terminal(&live[i]) {
-			uids = append(uids, k.uid(&live[i]))
-		}
+	held, err := live.archivedLive(ctx, s, k)
+	if err != nil {
+		return nil, 0, err
 	}
-	if len(uids) > 0 {
-		held, err := fromArchive(ctx, "archived_"+string(k.kind), func(ctx context.Context) (map[string]bool, error) {
-			return s.opts.Archive.Archived(ctx, k.kind, uids)
+	for attempt := 0; ; attempt++ {
+		nLive := 0
+		live.read(held, func(seq liveSeq[T]) { nLive = seq.Len() })
+		start, n := archiveWindow(offset, limit, nLive)
+		window, err := fromArchive(ctx, "list_"+string(k.kind), func(ctx context.Context) (archive.Page[T], error) {
+			return k.archived(ctx, n, start)
 		})
 		if err != nil {
 			return nil, 0, err
 		}
-		if len(held) > 0 {
-			live = slices.DeleteFunc(live, func(x T) bool { return held[k.uid(&x)] })
+		st := live.stats()
+		st.archiveQueries++
+		st.archiveRows += len(window.Items)
+		var page []T
+		total, merged := 0, false
+		live.read(held, func(seq liveSeq[T]) {
+			if s, _ := archiveWindow(offset, limit, seq.Len()); s < start {
+				return // more live items than a moment ago: the window must start earlier
+			}
+			page, total = mergeLive(seq, window.Items, start, window.Total, offset, limit, k.compare)
+			merged = true
+		})
+		if merged {
+			return page, total, nil
+		}
+		if attempt == 1 {
+			live = live.frozen(held)
 		}
 	}
-	start, n := archiveWindow(offset, limit, len(live))
-	window, err := fromArchive(ctx, "list_"+string(k.kind), func(ctx context.Context) (archive.Page[T], error) {
-		return k.archived(ctx, n, start)
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	page, total := mergePage(live, window.Items, start, window.Total, offset, limit, k.compare)
-	return page, total, nil
 }
 
 // sortedByPointer returns live sorted by compare. It sorts pointers and copies each item once:

@@ -501,23 +501,38 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, validationError(v))
 		return
 	}
+	if x := s.lists.subscriptionIndex(); x.ready() { // docs/performance.md, List indexes
+		facet, key := facetOf(status, planCode)
+		var page []paygatev1.Subscription
+		total := 0
+		live := x.live(callerBucket(c), facet, key, nil)
+		live.read(nil, func(seq liveSeq[paygatev1.Subscription]) { page, total = pageOf(seq, offset, limit), seq.Len() })
+		s.observeList("subscriptions", live.stats())
+		writeItems(s, w, "subscription", page, limit, offset, total, subscriptionRecord)
+		return
+	}
 	var list paygatev1.SubscriptionList
 	if err := s.listOwn(r.Context(), c, &list); err != nil {
 		s.serverError("Listing subscriptions", err).write(w)
 		return
 	}
+	scanned := len(list.Items)
 	items := slices.DeleteFunc(list.Items, func(sub paygatev1.Subscription) bool {
 		return sub.Spec.MerchantRef.Name != c.merchant.Name || sub.Spec.Environment != c.env ||
 			(status != "" && string(sub.Phase()) != status) || (planCode != "" && sub.Spec.PlanCode != planCode)
 	})
-	// Newest first; the id breaks ties so pages are stable.
-	items = sortedByPointer(items, func(a, b *paygatev1.Subscription) int {
-		if c := b.Spec.Consent.RecordedAt.Compare(a.Spec.Consent.RecordedAt.Time); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
+	items = sortedByPointer(items, compareSubscriptions)
+	s.observeList("subscriptions", &listStats{live: scanned})
 	writePage(s, w, "subscription", items, limit, offset, subscriptionRecord)
+}
+
+// compareSubscriptions is the subscription list's order: newest first (by the consent's time);
+// the id breaks ties so pages are stable.
+func compareSubscriptions(a, b *paygatev1.Subscription) int {
+	if c := b.Spec.Consent.RecordedAt.Compare(a.Spec.Consent.RecordedAt.Time); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
 }
 
 // cancelSubscription sets spec.cancel (docs/billing.md, Cancelling): immediately, or atPeriodEnd
@@ -661,15 +676,6 @@ func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) {
 		}
 		subName = sub.Name
 	}
-	var list paygatev1.InvoiceList
-	if err := s.listOwn(ctx, c, &list); err != nil {
-		s.serverError("Listing invoices", err).write(w)
-		return
-	}
-	items := slices.DeleteFunc(list.Items, func(inv paygatev1.Invoice) bool {
-		return inv.Spec.MerchantRef.Name != c.merchant.Name || inv.Spec.Environment != c.env ||
-			(subName != "" && inv.Spec.SubscriptionRef.Name != subName) || (status != "" && string(inv.Phase()) != status)
-	})
 	k := listKind[paygatev1.Invoice]{
 		kind:     archive.KindInvoice,
 		uid:      func(inv *paygatev1.Invoice) string { return string(inv.UID) },
@@ -682,7 +688,28 @@ func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request) {
 				Environment: c.env, Phase: paygatev1.InvoicePhase(status), Subscription: subName}, limit, offset)
 		}
 	}
-	page, total, err := mergedPage(ctx, s, k, items, limit, offset)
+	var live liveItems[paygatev1.Invoice]
+	if x := s.lists.invoiceIndex(); x.ready() { // docs/performance.md, List indexes
+		facet, key := facetOf(status, subName)
+		live = x.live(callerBucket(c), facet, key, func(ctx context.Context) (archive.Page[paygatev1.Invoice], error) {
+			return s.opts.Archive.ListInvoices(ctx, archive.InvoiceFilter{Namespace: c.merchant.Namespace, Merchant: c.merchant.Name,
+				Environment: c.env}, 1, 0)
+		})
+	} else {
+		var list paygatev1.InvoiceList
+		if err := s.listOwn(ctx, c, &list); err != nil {
+			s.serverError("Listing invoices", err).write(w)
+			return
+		}
+		scanned := len(list.Items)
+		items := slices.DeleteFunc(list.Items, func(inv paygatev1.Invoice) bool {
+			return inv.Spec.MerchantRef.Name != c.merchant.Name || inv.Spec.Environment != c.env ||
+				(subName != "" && inv.Spec.SubscriptionRef.Name != subName) || (status != "" && string(inv.Phase()) != status)
+		})
+		live = newSliceLive(k, items, scanned)
+	}
+	page, total, err := mergedPage(ctx, s, k, live, limit, offset)
+	s.observeList("invoices", live.stats())
 	if err != nil {
 		s.serverError("Listing invoices", err).write(w)
 		return

@@ -261,19 +261,6 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 		writeError(w, validationError(v))
 		return
 	}
-	var list paygatev1.PaymentList
-	if err := s.listOwn(r.Context(), c, &list); err != nil {
-		s.serverError("Listing payments", err).write(w)
-		return
-	}
-	items := list.Items[:0]
-	for _, p := range list.Items {
-		if p.Spec.MerchantRef.Name != c.merchant.Name || p.Spec.Environment != c.env ||
-			(status != "" && string(p.Phase()) != status) || (ref != "" && p.Spec.MerchantReference != ref) {
-			continue
-		}
-		items = append(items, p)
-	}
 	k := listKind[paygatev1.Payment]{
 		kind:     archive.KindPayment,
 		uid:      func(p *paygatev1.Payment) string { return string(p.UID) },
@@ -286,7 +273,31 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 				Environment: c.env, Phase: paygatev1.PaymentPhase(status), MerchantReference: ref}, limit, offset)
 		}
 	}
-	page, total, err := mergedPage(r.Context(), s, k, items, limit, offset)
+	var live liveItems[paygatev1.Payment]
+	if x := s.lists.paymentIndex(); x.ready() { // docs/performance.md, List indexes
+		facet, key := facetOf(status, ref)
+		live = x.live(callerBucket(c), facet, key, func(ctx context.Context) (archive.Page[paygatev1.Payment], error) {
+			return s.opts.Archive.ListPayments(ctx, archive.PaymentFilter{Namespace: c.merchant.Namespace, Merchant: c.merchant.Name,
+				Environment: c.env}, 1, 0)
+		})
+	} else {
+		var list paygatev1.PaymentList
+		if err := s.listOwn(r.Context(), c, &list); err != nil {
+			s.serverError("Listing payments", err).write(w)
+			return
+		}
+		items := list.Items[:0]
+		for _, p := range list.Items {
+			if p.Spec.MerchantRef.Name != c.merchant.Name || p.Spec.Environment != c.env ||
+				(status != "" && string(p.Phase()) != status) || (ref != "" && p.Spec.MerchantReference != ref) {
+				continue
+			}
+			items = append(items, p)
+		}
+		live = newSliceLive(k, items, len(list.Items))
+	}
+	page, total, err := mergedPage(r.Context(), s, k, live, limit, offset)
+	s.observeList("payments", live.stats())
 	if err != nil {
 		s.serverError("Listing payments", err).write(w)
 		return

@@ -332,17 +332,6 @@ func (s *Server) listPayouts(w http.ResponseWriter, r *http.Request) {
 		writeError(w, validationError(v))
 		return
 	}
-	var list paygatev1.PayoutList
-	if err := s.listOwn(r.Context(), c, &list); err != nil {
-		s.serverError("Listing payouts", err).write(w)
-		return
-	}
-	items := list.Items[:0]
-	for _, p := range list.Items {
-		if p.Spec.MerchantRef.Name == c.merchant.Name && p.Spec.Environment == c.env && (status == "" || string(p.Phase()) == status) {
-			items = append(items, p)
-		}
-	}
 	k := listKind[paygatev1.Payout]{
 		kind:     archive.KindPayout,
 		uid:      func(p *paygatev1.Payout) string { return string(p.UID) },
@@ -355,7 +344,29 @@ func (s *Server) listPayouts(w http.ResponseWriter, r *http.Request) {
 				Environment: c.env, Phase: paygatev1.PayoutPhase(status)}, limit, offset)
 		}
 	}
-	page, total, err := mergedPage(r.Context(), s, k, items, limit, offset)
+	var live liveItems[paygatev1.Payout]
+	if x := s.lists.payoutIndex(); x.ready() { // docs/performance.md, List indexes
+		facet, key := facetOf(status, "")
+		live = x.live(callerBucket(c), facet, key, func(ctx context.Context) (archive.Page[paygatev1.Payout], error) {
+			return s.opts.Archive.ListPayouts(ctx, archive.PayoutFilter{Namespace: c.merchant.Namespace, Merchant: c.merchant.Name,
+				Environment: c.env}, 1, 0)
+		})
+	} else {
+		var list paygatev1.PayoutList
+		if err := s.listOwn(r.Context(), c, &list); err != nil {
+			s.serverError("Listing payouts", err).write(w)
+			return
+		}
+		items := list.Items[:0]
+		for _, p := range list.Items {
+			if p.Spec.MerchantRef.Name == c.merchant.Name && p.Spec.Environment == c.env && (status == "" || string(p.Phase()) == status) {
+				items = append(items, p)
+			}
+		}
+		live = newSliceLive(k, items, len(list.Items))
+	}
+	page, total, err := mergedPage(r.Context(), s, k, live, limit, offset)
+	s.observeList("payouts", live.stats())
 	if err != nil {
 		s.serverError("Listing payouts", err).write(w)
 		return

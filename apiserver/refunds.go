@@ -483,27 +483,6 @@ func (s *Server) listRefunds(w http.ResponseWriter, r *http.Request) {
 		writeError(w, validationError(v))
 		return
 	}
-	var items []paygatev1.Refund
-	if payment != "" {
-		// One payment's refunds, through the index: a name that is no trx_id matches nothing.
-		if trxIDPattern.MatchString(payment) {
-			var err error
-			if items, err = s.refundsOf(r.Context(), c.merchant.Namespace, payment, c.merchant.Name, c.env); err != nil {
-				s.serverError("Listing refunds", err).write(w)
-				return
-			}
-		}
-	} else {
-		var list paygatev1.RefundList
-		if err := s.listOwn(r.Context(), c, &list); err != nil {
-			s.serverError("Listing refunds", err).write(w)
-			return
-		}
-		items = list.Items
-	}
-	items = slices.DeleteFunc(items, func(rf paygatev1.Refund) bool {
-		return !refundOwned(&rf, c) || (status != "" && string(rf.Phase()) != status)
-	})
 	k := listKind[paygatev1.Refund]{
 		kind:     archive.KindRefund,
 		uid:      func(f *paygatev1.Refund) string { return string(f.UID) },
@@ -518,7 +497,41 @@ func (s *Server) listRefunds(w http.ResponseWriter, r *http.Request) {
 				Environment: c.env, Phase: paygatev1.RefundPhase(status), Payment: payment}, limit, offset)
 		}
 	}
-	page, total, err := mergedPage(r.Context(), s, k, items, limit, offset)
+	var live liveItems[paygatev1.Refund]
+	if x := s.lists.refundIndex(); x.ready() && (payment == "" || trxIDPattern.MatchString(payment)) { // docs/performance.md, List indexes
+		facet, key := facetOf(status, payment)
+		live = x.live(callerBucket(c), facet, key, func(ctx context.Context) (archive.Page[paygatev1.Refund], error) {
+			return s.opts.Archive.ListRefunds(ctx, archive.RefundFilter{Namespace: c.merchant.Namespace, Merchant: c.merchant.Name,
+				Environment: c.env}, 1, 0)
+		})
+	} else {
+		var items []paygatev1.Refund
+		scanned := 0
+		if payment != "" {
+			// One payment's refunds, through the index: a name that is no trx_id matches nothing.
+			if trxIDPattern.MatchString(payment) {
+				var err error
+				if items, err = s.refundsOf(r.Context(), c.merchant.Namespace, payment, c.merchant.Name, c.env); err != nil {
+					s.serverError("Listing refunds", err).write(w)
+					return
+				}
+			}
+		} else {
+			var list paygatev1.RefundList
+			if err := s.listOwn(r.Context(), c, &list); err != nil {
+				s.serverError("Listing refunds", err).write(w)
+				return
+			}
+			items = list.Items
+		}
+		scanned = len(items)
+		items = slices.DeleteFunc(items, func(rf paygatev1.Refund) bool {
+			return !refundOwned(&rf, c) || (status != "" && string(rf.Phase()) != status)
+		})
+		live = newSliceLive(k, items, scanned)
+	}
+	page, total, err := mergedPage(r.Context(), s, k, live, limit, offset)
+	s.observeList("refunds", live.stats())
 	if err != nil {
 		s.serverError("Listing refunds", err).write(w)
 		return

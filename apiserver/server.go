@@ -104,6 +104,10 @@ type Server struct {
 	mux       *http.ServeMux
 	// pawapayKeys caches the keys pawaPay signs callbacks with, per gateway.
 	pawapayKeys pawapayKeyCache
+	// lists are the list indexes (apiserver/listindex.go); nil without an informer cache.
+	lists *listIndexes
+	// listObserver, when set (tests), is told what each list request read.
+	listObserver func(list string, st listStats)
 }
 
 // New builds a Server, filling defaults.
@@ -135,6 +139,7 @@ func New(opts Options) *Server {
 		mux:     http.NewServeMux(),
 	}
 	s.merchants = merchantIndex(opts.Cache)
+	s.lists = startListIndexes(opts.Cache, opts.Log)
 	s.routes()
 	return s
 }
