@@ -484,3 +484,57 @@ func TestListIndexesFollowTheInformers(t *testing.T) {
 		t.Errorf("after two deletes: %d payments, want 28", total)
 	}
 }
+
+// TestListsWhileEventsArrive: lists (with an archive, so the held state's checks run too) while
+// the handler adds, settles and deletes payments; run with -race. Every answer is a 200 whose
+// page holds what its total allows.
+func TestListsWhileEventsArrive(t *testing.T) {
+	a := &memArchive{}
+	s := costServer(t, a)
+	ps := costPayments(3000, costStart)
+	for i := range ps[:1000] {
+		s.lists.payments.OnAdd(&ps[i], false)
+	}
+	a.add(*ps[1].DeepCopy(), *ps[2].DeepCopy())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1000; i < len(ps); i++ {
+			s.lists.payments.OnAdd(&ps[i], false)
+			if i%7 == 0 {
+				settled := ps[i-500].DeepCopy()
+				settled.Status.Phase, settled.Status.Fee, settled.Status.NetAmount = paygatev1.PaymentSuccess, "37.50", "1462.50"
+				s.lists.payments.OnUpdate(&ps[i-500], settled)
+			}
+			if i%11 == 0 {
+				s.lists.payments.OnDelete(&ps[i-900])
+			}
+		}
+	}()
+	ctx := context.WithValue(context.Background(), callerKey{}, &caller{merchant: costMerchant, env: paygatev1.EnvironmentSandbox})
+	var wg sync.WaitGroup
+	for g := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				target := fmt.Sprintf("/api/v1/payments?limit=%d&offset=%d&%s", 1+i%100, (i*37)%3500, []string{"", "status=success", "merchant_ref=inv-shared"}[g])
+				rec := httptest.NewRecorder()
+				s.listPayments(rec, httptest.NewRequest(http.MethodGet, target, nil).WithContext(ctx))
+				var out struct{ Pagination struct{ Total, Count int } }
+				_ = json.Unmarshal(rec.Body.Bytes(), &out)
+				status, total, count, body := rec.Code, out.Pagination.Total, out.Pagination.Count, rec.Body.String()
+				if status != http.StatusOK || count > 100 || count > total {
+					t.Errorf("%s: %d, total %d, count %d: %.200s", target, status, total, count, body)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -201,8 +201,8 @@ func (x *listIndex[T]) archivedLive(ctx context.Context, s *Server, bucket bucke
 
 	select {
 	case h.sem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	case <-ctx.Done(): // waiting for another list's check: answered as the archive's own reads are
+		return nil, &archiveError{op: "archived_" + string(kind), err: ctx.Err()}
 	}
 	defer func() { <-h.sem }()
 
