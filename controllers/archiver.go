@@ -673,13 +673,14 @@ func topTwo(top []int32, period int32) []int32 {
 }
 
 // deliveryFinishedAt is when a delivery finished: delivered, else its last attempt, else its
-// creation.
+// creation (its effective status: a delivery its first attempt delivered has no status).
 func deliveryFinishedAt(d *paygatev1.WebhookDelivery) time.Time {
+	st := d.EffectiveStatus()
 	var last time.Time
-	if n := len(d.Status.Attempts); n > 0 {
-		last = d.Status.Attempts[n-1].At.Time
+	if n := len(st.Attempts); n > 0 {
+		last = st.Attempts[n-1].At.Time
 	}
-	return firstTime(timeOf(d.Status.DeliveredAt), last, d.CreationTimestamp.Time)
+	return firstTime(timeOf(st.DeliveredAt), last, d.CreationTimestamp.Time)
 }
 
 func microTimeOf(t *metav1.MicroTime) time.Time {

@@ -71,14 +71,13 @@ func (r *SubscriptionReconciler) payingCharge(ctx context.Context, s *subscripti
 
 func (r *SubscriptionReconciler) subscriptionEvent(ctx context.Context, s *subscriptionScope, eventType, occurrence string) error {
 	sub := s.sub
-	_, err := r.emit(ctx, s, "Subscription", sub, eventType, occurrence, func() (any, error) {
+	return r.emit(ctx, s, "Subscription", sub, eventType, occurrence, nil, func() (any, error) {
 		reason := ""
 		if s.invoice != nil {
 			reason = s.invoice.Status.LastFailureReason
 		}
 		return webhookevents.NewSubscriptionData(webhookevents.SubscriptionEvent{Type: eventType, Subscription: sub, Location: s.location(), Reason: reason})
 	})
-	return err
 }
 
 func (r *SubscriptionReconciler) invoiceEvent(ctx context.Context, s *subscriptionScope, eventType string, charge *paygatev1.Payment) error {
@@ -86,27 +85,35 @@ func (r *SubscriptionReconciler) invoiceEvent(ctx context.Context, s *subscripti
 	if eventType == webhookevents.InvoicePaymentFailed {
 		occurrence = string(charge.UID) // one per failed charge
 	}
-	created, err := r.emit(ctx, s, "Invoice", inv, eventType, occurrence, func() (any, error) {
-		return webhookevents.NewInvoiceData(webhookevents.InvoiceEvent{Type: eventType, Invoice: inv, Charge: charge, Location: s.location()})
-	})
-	if created && charge != nil {
+	var born func()
+	if charge != nil {
 		// Charges send no payment.* event; they are counted where their invoice event is born,
 		// once per charge, as payments are where theirs is.
-		metrics.PaymentsSettled.WithLabelValues(string(charge.Spec.Environment), string(charge.Status.Phase), charge.Status.Reason).Inc()
+		env, phase, reason := string(charge.Spec.Environment), string(charge.Status.Phase), charge.Status.Reason
+		born = func() { metrics.PaymentsSettled.WithLabelValues(env, phase, reason).Inc() }
 	}
-	return err
+	return r.emit(ctx, s, "Invoice", inv, eventType, occurrence, born, func() (any, error) {
+		return webhookevents.NewInvoiceData(webhookevents.InvoiceEvent{Type: eventType, Invoice: inv, Charge: charge, Location: s.location()})
+	})
 }
 
-// emit creates the WebhookDelivery of an occurrence unless it exists, to the subscription's
-// webhookURL, else the merchant's default URL of the environment. It reports whether it created it.
-func (r *SubscriptionReconciler) emit(ctx context.Context, s *subscriptionScope, kind string, obj client.Object, eventType, occurrence string, build func() (any, error)) (bool, error) {
+// emit creates the WebhookDelivery of an occurrence unless it exists (emitOnce), to the
+// subscription's webhookURL, else the merchant's default URL of the environment. born, when set,
+// runs once the delivery is created.
+//
+// Billing events are created here, before their first attempt, and not handed over to the webhook
+// delivery controller's first attempts as payment, payout and refund events are: the next invoice
+// is opened, and the next charge sent, only once the events of the previous ones exist (the step
+// after announce), and announce only ever looks at the latest invoice, so an event handed over and
+// lost in a crash after the subscription moved on would never be born.
+func (r *SubscriptionReconciler) emit(ctx context.Context, s *subscriptionScope, kind string, obj client.Object, eventType, occurrence string, born func(), build func() (any, error)) error {
 	uid := string(obj.GetUID())
 	name := webhookevents.DeliveryName(uid, eventType)
 	if occurrence != "" {
 		name = webhookevents.OccurrenceDeliveryName(uid, eventType, occurrence)
 	}
 	sub := s.sub
-	return emitOnce(ctx, r.Client, r.APIReader, r.Clock.Now(), webhookEvent{
+	return emitOnce(ctx, r.Client, r.APIReader, nil, r.Clock.Now(), webhookEvent{
 		source: webhookevents.Source{Kind: kind, Object: obj, Merchant: sub.Spec.MerchantRef.Name,
 			Env: sub.Spec.Environment, Occurrence: occurrence},
 		eventType: eventType,
@@ -118,5 +125,6 @@ func (r *SubscriptionReconciler) emit(ctx context.Context, s *subscriptionScope,
 			return s.merchant.Spec.WebhookURLs.For(sub.Spec.Environment), nil
 		},
 		data: build,
+		born: born,
 	})
 }

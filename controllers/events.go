@@ -30,42 +30,55 @@ type webhookEvent struct {
 	// legacy builds the body in the older gateway's IPN shape, for merchants whose webhookFormat
 	// is LegacyIPN (payment events only: the older gateway had no other); nil for other events.
 	legacy func(now time.Time) (string, error)
+	// born, when set, runs once the event's WebhookDelivery is created (the source's counters):
+	// once per occurrence, by the create the API server accepted.
+	born func()
 }
 
-// emitOnce creates an occurrence's WebhookDelivery, owned by its source object, unless it exists
-// under one of its names. An event is born once whatever passes repeat: its name derives from the
-// source's UID and the event type (and occurrence), and the API server refuses a second create.
-// It reports whether this call created it.
+// emitOnce announces an occurrence: its WebhookDelivery, owned by its source object, unless it
+// exists under one of its names. An event is born once whatever passes repeat: its name derives
+// from the source's UID and the event type (and occurrence), and the API server refuses a second
+// create.
 //
-// live, when set, is read before the create: a source the API server no longer holds (the
+// With first (the manager's WebhookFirstAttempts) the built event is handed over and emitOnce
+// returns at once: the webhook delivery controller makes its first attempt, then creates the
+// delivery with that attempt's result (docs/webhooks.md, One write per delivered event). An event
+// already handed over, or created a moment ago by this process, is not handed over again. Without
+// first (tests of one reconciler) the delivery is created here and the delivery controller makes
+// every attempt.
+//
+// live, when set, is read before the event is built: a source the API server no longer holds (the
 // archiver deleted it after archiving it and its deliveries, owner first) gets no event again,
 // whatever the cache still shows.
-func emitOnce(ctx context.Context, c client.Client, live client.Reader, now time.Time, e webhookEvent) (bool, error) {
+func emitOnce(ctx context.Context, c client.Client, live client.Reader, first *WebhookFirstAttempts, now time.Time, e webhookEvent) error {
 	obj := e.source.Object.(client.Object)
 	for _, name := range e.names {
 		existing := &paygatev1.WebhookDelivery{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: name}, existing); err == nil || !apierrors.IsNotFound(err) {
-			return false, client.IgnoreNotFound(err)
+			return client.IgnoreNotFound(err)
 		}
+	}
+	if first.has(client.ObjectKey{Namespace: obj.GetNamespace(), Name: e.names[0]}) {
+		return nil
 	}
 	if live != nil {
 		current := obj.DeepCopyObject().(client.Object)
 		switch err := live.Get(ctx, client.ObjectKeyFromObject(obj), current); {
 		case apierrors.IsNotFound(err):
-			return false, nil
+			return nil
 		case err != nil:
-			return false, fmt.Errorf("reading %s before its %s event: %w", obj.GetName(), e.eventType, err)
+			return fmt.Errorf("reading %s before its %s event: %w", obj.GetName(), e.eventType, err)
 		case current.GetUID() != obj.GetUID():
-			return false, nil
+			return nil
 		}
 	}
 	target, err := e.target()
 	if err != nil {
-		return false, fmt.Errorf("finding where the %s event of %s goes: %w", e.eventType, obj.GetName(), err)
+		return fmt.Errorf("finding where the %s event of %s goes: %w", e.eventType, obj.GetName(), err)
 	}
 	e.source.TargetURL = target
 	if err := legacyFormat(ctx, c, obj.GetNamespace(), &e.source); err != nil {
-		return false, fmt.Errorf("reading the webhook format of the %s event of %s: %w", e.eventType, obj.GetName(), err)
+		return fmt.Errorf("reading the webhook format of the %s event of %s: %w", e.eventType, obj.GetName(), err)
 	}
 	build := e.data
 	if e.source.Format == paygatev1.WebhookFormatLegacyIPN && e.legacy != nil {
@@ -77,22 +90,29 @@ func emitOnce(ctx context.Context, c client.Client, live client.Reader, now time
 	data, err := build()
 	if err != nil {
 		// Never an event with a wrong amount: the error is logged and retried with backoff.
-		return false, fmt.Errorf("building the %s event of %s: %w", e.eventType, obj.GetName(), err)
+		return fmt.Errorf("building the %s event of %s: %w", e.eventType, obj.GetName(), err)
 	}
 	d, err := webhookevents.NewDelivery(e.source, e.eventType, data, now)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if err := controllerutil.SetOwnerReference(obj, d, c.Scheme()); err != nil {
-		return false, err
+		return err
+	}
+	if first != nil {
+		first.offer(d, e.born)
+		return nil
 	}
 	if err := c.Create(ctx, d); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			return false, nil
+			return nil
 		}
-		return false, fmt.Errorf("creating the %s event of %s: %w", e.eventType, obj.GetName(), err)
+		return fmt.Errorf("creating the %s event of %s: %w", e.eventType, obj.GetName(), err)
 	}
-	return true, nil
+	if e.born != nil {
+		e.born()
+	}
+	return nil
 }
 
 // legacyFormat sets src's webhook format and legacy signing key from its merchant as it is now,

@@ -37,7 +37,9 @@ import (
 // Ready's reason from failureReason: ProviderUnreachable, KubernetesAPIError or
 // RetryingAfterError.
 const (
-	ReasonPushFailed          = "PushFailed"
+	ReasonPushFailed = "PushFailed"
+	// ReasonPaymentSucceeded is Ready's reason for a settled payment (no Kubernetes Event carries
+	// it).
 	ReasonPaymentSucceeded    = "PaymentSucceeded"
 	ReasonPaymentFailed       = "PaymentFailed"
 	ReasonPaymentExpired      = "PaymentExpired"
@@ -80,6 +82,10 @@ type PaymentReconciler struct {
 	// AttemptWatch is how long an attempt whose payment ended without the provider's final answer
 	// is still asked about (default attempt.DefaultWatch; --attempt-watch).
 	AttemptWatch time.Duration
+	// FirstAttempts, when set, takes the payment's webhook event for its first attempt before its
+	// delivery is created (the webhook delivery controller's; emitOnce). Nil creates the delivery
+	// at once.
+	FirstAttempts *WebhookFirstAttempts
 }
 
 type paymentScope struct {
@@ -411,8 +417,11 @@ func (r *PaymentReconciler) succeed(s *paymentScope, a *paygatev1.PushAttempt) {
 	p.Status.Fee = paygatev1.Decimal(fee.StringFixed(cur.Scale))
 	p.Status.NetAmount = paygatev1.Decimal(net.StringFixed(cur.Scale))
 	p.Status.SettledAt = ptrTime(s.now)
-	msg := fmt.Sprintf("Settled %s %s (fee %s, net %s) through %s", p.Spec.Amount, p.Spec.Currency, p.Status.Fee, p.Status.NetAmount, a.Gateway)
-	s.patch.OnWrite(func() { r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, ReasonPaymentSucceeded, "Settle", "%s", msg) })
+	// No Kubernetes Event: a settled payment is the routine case, and its status (phase, Ready
+	// PaymentSucceeded, fee and net), its webhook event and paygate_payments_settled_total say
+	// so. An Event for each would be a write per payment for nothing an operator acts on;
+	// failures, expiries, late settlements and anomalies keep theirs (docs/payments.md,
+	// Conditions and events).
 }
 
 func paymentFee(p *paygatev1.Payment, fees paygatev1.GatewayFees) (money.Amount, money.Amount, error) {
@@ -504,10 +513,11 @@ func (r *PaymentReconciler) pollInterval() time.Duration {
 // ptrTime is t as a payment records it: to the microsecond (docs/payments.md, Timestamps).
 func ptrTime(t time.Time) *metav1.MicroTime { mt := metav1.NewMicroTime(t); return &mt }
 
-// emitEvent creates the payment's webhook event, once: its name derives from the payment's UID
-// and the event type (an event an earlier version created keeps its own name). live, when not nil,
-// confirms first that the payment still exists (a pass that read it from the cache); nil when the
-// pass has just written it.
+// emitEvent announces the payment's outcome to the merchant, once (emitOnce): its webhook event's
+// name derives from the payment's UID and the event type (an event an earlier version created
+// keeps its own name), and its first attempt is the webhook delivery controller's, never this
+// worker's. live, when not nil, confirms first that the payment still exists (a pass that read it
+// from the cache); nil when the pass has just written it.
 func (r *PaymentReconciler) emitEvent(ctx context.Context, p *paygatev1.Payment, live client.Reader) error {
 	eventType, ok := webhookevents.PaymentEventType(p)
 	if !ok || p.Labels[paygatev1.LabelInvoice] != "" {
@@ -515,7 +525,8 @@ func (r *PaymentReconciler) emitEvent(ctx context.Context, p *paygatev1.Payment,
 		// invoice.paid or invoice.payment_failed, which carry its trx_id (docs/billing.md, Events).
 		return nil
 	}
-	created, err := emitOnce(ctx, r.Client, live, r.Clock.Now(), webhookEvent{
+	env, phase, reason := string(p.Spec.Environment), string(p.Status.Phase), p.Status.Reason
+	return emitOnce(ctx, r.Client, live, r.FirstAttempts, r.Clock.Now(), webhookEvent{
 		source:    webhookevents.Source{Kind: "Payment", Object: p, Merchant: p.Spec.MerchantRef.Name, Env: p.Spec.Environment},
 		eventType: eventType,
 		names:     webhookevents.DeliveryNames(string(p.UID), eventType),
@@ -527,13 +538,9 @@ func (r *PaymentReconciler) emitEvent(ctx context.Context, p *paygatev1.Payment,
 		},
 		data:   func() (any, error) { return webhookevents.NewPaymentData(p) },
 		legacy: func(now time.Time) (string, error) { return webhookevents.LegacyPaymentPayload(p, now) },
+		// Counted where the event is born: once per payment.
+		born: func() { metrics.PaymentsSettled.WithLabelValues(env, phase, reason).Inc() },
 	})
-	if err != nil || !created {
-		return err
-	}
-	// Counted where the event is born: once per payment.
-	metrics.PaymentsSettled.WithLabelValues(string(p.Spec.Environment), string(p.Status.Phase), p.Status.Reason).Inc()
-	return nil
 }
 
 // paymentPassNeeded lets through the payment updates a pass must answer: a new push request (a
@@ -556,11 +563,23 @@ var paymentPassNeeded = predicate.Funcs{
 	},
 }
 
-// SetupWithManager watches Payments.
+// deliveryGone lets through only the deletion of a payment's webhook event: the pass it wakes
+// finds the payment without its event and, if the payment still exists, announces it again. A new
+// event or a delivery's progress needs no pass of its payment; answering the create (made by the
+// webhook delivery controller after the first attempt, a moment after the outcome was stored)
+// would be a pass on a payment cache that may not show the outcome yet, which asks the provider
+// again and loses the optimistic lock.
+var deliveryGone = predicate.Funcs{
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	UpdateFunc:  func(event.UpdateEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// SetupWithManager watches Payments, and the deletion of their webhook events.
 func (r *PaymentReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&paygatev1.Payment{}, builder.WithPredicates(paymentPassNeeded)).
-		Owns(&paygatev1.WebhookDelivery{}).
+		Owns(&paygatev1.WebhookDelivery{}, builder.WithPredicates(deliveryGone)).
 		WithOptions(controllerOptions(concurrency)).
 		Named("payment").
 		Complete(quietConflicts(r))

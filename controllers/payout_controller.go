@@ -73,6 +73,10 @@ type PayoutReconciler struct {
 	// AttemptWatch is how long a disbursement an operator resolved without the provider's final
 	// answer is still asked about (default attempt.DefaultWatch; --attempt-watch).
 	AttemptWatch time.Duration
+	// FirstAttempts, when set, takes the payout's webhook events for their first attempt before their
+	// deliveries are created (the webhook delivery controller's; emitOnce). Nil creates each
+	// delivery at once.
+	FirstAttempts *WebhookFirstAttempts
 }
 
 type payoutScope struct {
@@ -494,7 +498,8 @@ func attemptInFlight(phase paygatev1.AttemptPhase) bool {
 // the event type. It also counts the payout in paygate_payouts_total, once, where the event is born.
 func (r *PayoutReconciler) emitEvent(ctx context.Context, p *paygatev1.Payout) error {
 	eventType := webhookevents.PayoutEventType(p)
-	created, err := emitOnce(ctx, r.Client, r.APIReader, r.Clock.Now(), webhookEvent{
+	env, phase, reason := string(p.Spec.Environment), string(p.Status.Phase), p.Status.Reason
+	return emitOnce(ctx, r.Client, r.APIReader, r.FirstAttempts, r.Clock.Now(), webhookEvent{
 		source:    webhookevents.Source{Kind: "Payout", Object: p, Merchant: p.Spec.MerchantRef.Name, Env: p.Spec.Environment},
 		eventType: eventType,
 		names:     []string{webhookevents.DeliveryName(string(p.UID), eventType)},
@@ -502,12 +507,8 @@ func (r *PayoutReconciler) emitEvent(ctx context.Context, p *paygatev1.Payout) e
 			return merchantWebhookURL(ctx, r.Client, p.Namespace, p.Spec.MerchantRef.Name, p.Spec.Environment)
 		},
 		data: func() (any, error) { return webhookevents.NewPayoutData(p) },
+		born: func() { metrics.Payouts.WithLabelValues(env, phase, reason).Inc() },
 	})
-	if err != nil || !created {
-		return err
-	}
-	metrics.Payouts.WithLabelValues(string(p.Spec.Environment), string(p.Status.Phase), p.Status.Reason).Inc()
-	return nil
 }
 
 // SetupWithManager watches Payouts and their events.

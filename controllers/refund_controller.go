@@ -57,6 +57,10 @@ type RefundReconciler struct {
 	CallbackURL string
 	// AttemptWatch is how long an attempt an operator resolved is still asked about.
 	AttemptWatch time.Duration
+	// FirstAttempts, when set, takes the refund's webhook events for their first attempt before their
+	// deliveries are created (the webhook delivery controller's; emitOnce). Nil creates each
+	// delivery at once.
+	FirstAttempts *WebhookFirstAttempts
 }
 
 type refundScope struct {
@@ -386,12 +390,8 @@ func (r *RefundReconciler) ambiguousAfter() time.Duration {
 // emitEvent counts the ended refund once (paygate_refunds_total), where its outcome is first
 // stored; its webhook event is born here too (refundWebhook).
 func (r *RefundReconciler) emitEvent(ctx context.Context, rf *paygatev1.Refund) error {
-	created, err := r.refundWebhook(ctx, rf)
-	if err != nil || !created {
-		return err
-	}
-	metrics.Refunds.WithLabelValues(string(rf.Spec.Environment), string(rf.Status.Phase), rf.Status.Reason).Inc()
-	return nil
+	env, phase, reason := string(rf.Spec.Environment), string(rf.Status.Phase), rf.Status.Reason
+	return r.refundWebhook(ctx, rf, func() { metrics.Refunds.WithLabelValues(env, phase, reason).Inc() })
 }
 
 // SetupWithManager watches Refunds and their events.

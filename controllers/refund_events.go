@@ -10,12 +10,12 @@ import (
 	webhookevents "github.com/paygate/paygate/internal/events"
 )
 
-// refundWebhook creates the ended refund's webhook event (refund.completed or refund.failed,
-// docs/webhooks-receiver.md), once: its name derives from the refund's UID and the event type.
-// created reports whether this call created it.
-func (r *RefundReconciler) refundWebhook(ctx context.Context, rf *paygatev1.Refund) (created bool, err error) {
+// refundWebhook announces the ended refund's webhook event (refund.completed or refund.failed,
+// docs/webhooks-receiver.md), once (emitOnce): its name derives from the refund's UID and the
+// event type. born runs once the event is created.
+func (r *RefundReconciler) refundWebhook(ctx context.Context, rf *paygatev1.Refund, born func()) error {
 	eventType := webhookevents.RefundEventType(rf)
-	return emitOnce(ctx, r.Client, r.APIReader, r.Clock.Now(), webhookEvent{
+	return emitOnce(ctx, r.Client, r.APIReader, r.FirstAttempts, r.Clock.Now(), webhookEvent{
 		source:    webhookevents.Source{Kind: "Refund", Object: rf, Merchant: rf.Spec.MerchantRef.Name, Env: rf.Spec.Environment},
 		eventType: eventType,
 		names:     []string{webhookevents.DeliveryName(string(rf.UID), eventType)},
@@ -23,5 +23,6 @@ func (r *RefundReconciler) refundWebhook(ctx context.Context, rf *paygatev1.Refu
 			return merchantWebhookURL(ctx, r.Client, rf.Namespace, rf.Spec.MerchantRef.Name, rf.Spec.Environment)
 		},
 		data: func() (any, error) { return webhookevents.NewRefundData(rf) },
+		born: born,
 	})
 }

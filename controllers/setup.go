@@ -90,6 +90,21 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 		opts.PaymentConcurrency = 16
 	}
 	ids := &IDAllocator{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}
+	wh := opts.Webhooks
+	if wh.Concurrency == 0 {
+		wh.Concurrency = 16
+	}
+	sender := func(allowPrivate bool) *webhook.Sender {
+		return webhook.NewSender(webhook.Options{Timeout: wh.Timeout, BrandWord: wh.BrandWord, Guard: webhook.Guard{AllowPrivate: allowPrivate}})
+	}
+	// The webhook delivery controller makes the first attempt of every new event before its
+	// delivery is created: the controllers that announce events hand them over (FirstAttempts).
+	webhooks := &WebhookDeliveryReconciler{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("webhook-controller"),
+		Sandbox: sender(wh.AllowPrivateSandbox), Production: sender(false),
+		Clock: opts.Clock, Schedule: wh.Schedule,
+	}
+	first := webhooks.FirstAttempts()
 	if err := (&GatewayReconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("gateway-controller"), IDs: ids,
 		Checker: GatewayCheckerOf(opts.Providers),
@@ -104,6 +119,7 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 	if err := (&PaymentReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("payment-controller"),
 		Providers: opts.Providers, Clock: opts.Clock, PollInterval: opts.PollInterval, CallbackURL: opts.CallbackURL, AttemptWatch: opts.AttemptWatch,
+		FirstAttempts: first,
 	}).SetupWithManager(mgr, opts.PaymentConcurrency); err != nil {
 		return fmt.Errorf("setting up the payment controller: %w", err)
 	}
@@ -115,12 +131,14 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 	if err := (&PayoutReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("payout-controller"), Providers: opts.Providers,
 		Clock: opts.Clock, PollInterval: opts.PollInterval, AmbiguousAfter: opts.PayoutAmbiguousAfter, CallbackURL: opts.CallbackURL, AttemptWatch: opts.AttemptWatch,
+		FirstAttempts: first,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the payout controller: %w", err)
 	}
 	if err := (&RefundReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("refund-controller"), Providers: opts.Providers,
 		Clock: opts.Clock, PollInterval: opts.PollInterval, AmbiguousAfter: opts.PayoutAmbiguousAfter, CallbackURL: opts.CallbackURL, AttemptWatch: opts.AttemptWatch,
+		FirstAttempts: first,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the refund controller: %w", err)
 	}
@@ -165,18 +183,7 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 	if err := (&IdempotencyKeyReconciler{Client: mgr.GetClient(), Clock: opts.Clock}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the idempotency key controller: %w", err)
 	}
-	wh := opts.Webhooks
-	if wh.Concurrency == 0 {
-		wh.Concurrency = 16
-	}
-	sender := func(allowPrivate bool) *webhook.Sender {
-		return webhook.NewSender(webhook.Options{Timeout: wh.Timeout, BrandWord: wh.BrandWord, Guard: webhook.Guard{AllowPrivate: allowPrivate}})
-	}
-	if err := (&WebhookDeliveryReconciler{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("webhook-controller"),
-		Sandbox: sender(wh.AllowPrivateSandbox), Production: sender(false),
-		Clock: opts.Clock, Schedule: wh.Schedule,
-	}).SetupWithManager(mgr, wh.Concurrency); err != nil {
+	if err := webhooks.SetupWithManager(mgr, wh.Concurrency); err != nil {
 		return fmt.Errorf("setting up the webhook delivery controller: %w", err)
 	}
 	return nil

@@ -56,6 +56,18 @@ type WebhookDeliveryReconciler struct {
 	// Schedule is the delay before each attempt after the previous one failed (the first entry is
 	// the delay of the first attempt); its length is the number of attempts.
 	Schedule []time.Duration
+
+	first *WebhookFirstAttempts
+}
+
+// FirstAttempts is where the controllers that see occurrences hand their new events over for a
+// first attempt before the delivery is created (WebhookFirstAttempts). SetupWithManager starts
+// its workers.
+func (r *WebhookDeliveryReconciler) FirstAttempts() *WebhookFirstAttempts {
+	if r.first == nil {
+		r.first = newWebhookFirstAttempts(r)
+	}
+	return r.first
 }
 
 // +kubebuilder:rbac:groups=paygate.dev,resources=webhookdeliveries,verbs=get;list;watch;create;update;patch
@@ -66,6 +78,11 @@ func (r *WebhookDeliveryReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	d := &paygatev1.WebhookDelivery{}
 	if err := r.Get(ctx, req.NamespacedName, d); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if d.Status.Phase == "" && d.Spec.FirstAttempt.Delivered() {
+		// Its create recorded its first attempt, which a receiver accepted (WebhookFirstAttempts):
+		// the event is delivered and nothing is written, ever (EffectiveStatus reads the spec).
+		return ctrl.Result{}, nil
 	}
 	patch := newStatusPatch(r.Client, d, func(d *paygatev1.WebhookDelivery) any { return &d.Status })
 	defer func() {
@@ -123,6 +140,15 @@ func (r *WebhookDeliveryReconciler) deliver(ctx context.Context, d *paygatev1.We
 		}
 		st.Phase = paygatev1.DeliveryPending
 		st.NextAttemptAt = metaTime(d.CreationTimestamp.Add(r.schedule()[0]))
+		if a := d.Spec.FirstAttempt; a != nil {
+			// The first attempt was made before the create (WebhookFirstAttempts) and failed:
+			// status takes it over, and the schedule goes on from it.
+			st.Attempts, st.TotalAttempts = []paygatev1.DeliveryAttempt{a.Attempt()}, 1
+			if r.abandonAfterLast(d, patch, describeAttempt(a.StatusCode, a.Error)) {
+				return ctrl.Result{}, nil
+			}
+			st.NextAttemptAt = metaTime(a.At.Add(r.schedule()[1]))
+		}
 	}
 	if st.NextAttemptAt != nil && st.NextAttemptAt.After(now) {
 		return ctrl.Result{RequeueAfter: st.NextAttemptAt.Sub(now)}, nil
@@ -136,21 +162,8 @@ func (r *WebhookDeliveryReconciler) deliver(ctx context.Context, d *paygatev1.We
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	sender := r.Sandbox
-	if d.Spec.Environment == paygatev1.EnvironmentProduction {
-		sender = r.Production
-	}
-	out := sender.Send(ctx, webhook.Delivery{
-		URL: d.Spec.URL, EventID: d.Spec.EventID, EventType: d.Spec.EventType, Environment: string(d.Spec.Environment),
-		Body: []byte(d.Spec.Payload), Secret: secret, LegacySecret: legacySecret,
-		Production: d.Spec.Environment == paygatev1.EnvironmentProduction,
-	}, now)
+	out := r.send(ctx, d, secret, legacySecret, now)
 	st.TotalAttempts++
-	result := "failed"
-	if out.Delivered {
-		result = "delivered"
-	}
-	metrics.WebhookAttempts.WithLabelValues(string(d.Spec.Environment), result).Inc()
 	st.Attempts = append(st.Attempts, paygatev1.DeliveryAttempt{
 		Number: int32(len(st.Attempts) + 1), At: metav1.NewTime(now), StatusCode: int32(out.StatusCode),
 		Error: out.Error, DurationMillis: out.Duration.Milliseconds(),
@@ -164,13 +177,7 @@ func (r *WebhookDeliveryReconciler) deliver(ctx context.Context, d *paygatev1.We
 		// Kubernetes Event is written for it (docs/webhooks.md, Events).
 		st.Phase, st.DeliveredAt, st.NextAttemptAt = paygatev1.DeliveryDelivered, metaTime(now), nil
 		return ctrl.Result{}, nil
-	case len(st.Attempts) >= len(r.schedule()):
-		st.Phase, st.NextAttemptAt = paygatev1.DeliveryAbandoned, nil
-		msg := fmt.Sprintf("Abandoned %s %s after %d attempts; last: %s", d.Spec.EventType, d.Spec.EventID, len(st.Attempts), describeOutcome(out))
-		patch.OnWrite(func() {
-			metrics.WebhooksAbandoned.WithLabelValues(string(d.Spec.Environment)).Inc()
-			r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonWebhookAbandoned, "Deliver", "%s", msg)
-		})
+	case r.abandonAfterLast(d, patch, describeAttempt(int32(out.StatusCode), out.Error)):
 		return ctrl.Result{}, nil
 	default:
 		delay := r.schedule()[len(st.Attempts)]
@@ -179,11 +186,48 @@ func (r *WebhookDeliveryReconciler) deliver(ctx context.Context, d *paygatev1.We
 	}
 }
 
-func describeOutcome(out webhook.Outcome) string {
-	if out.Error != "" {
-		return out.Error
+// abandonAfterLast abandons the delivery when its last attempt failed and the schedule has no
+// attempt left: phase Abandoned, and once the write holding it sticks, a Warning event and the
+// counter. last describes that attempt.
+func (r *WebhookDeliveryReconciler) abandonAfterLast(d *paygatev1.WebhookDelivery, patch *statusPatch[*paygatev1.WebhookDelivery], last string) bool {
+	st := &d.Status
+	if len(st.Attempts) < len(r.schedule()) {
+		return false
 	}
-	return fmt.Sprintf("HTTP %d", out.StatusCode)
+	st.Phase, st.NextAttemptAt = paygatev1.DeliveryAbandoned, nil
+	msg := fmt.Sprintf("Abandoned %s %s after %d attempts; last: %s", d.Spec.EventType, d.Spec.EventID, len(st.Attempts), last)
+	patch.OnWrite(func() {
+		metrics.WebhooksAbandoned.WithLabelValues(string(d.Spec.Environment)).Inc()
+		r.Recorder.Eventf(d, nil, corev1.EventTypeWarning, ReasonWebhookAbandoned, "Deliver", "%s", msg)
+	})
+	return true
+}
+
+// send makes one attempt of d (signed with secret, and legacySecret for a LegacyIPN delivery) and
+// counts it.
+func (r *WebhookDeliveryReconciler) send(ctx context.Context, d *paygatev1.WebhookDelivery, secret, legacySecret []byte, now time.Time) webhook.Outcome {
+	sender := r.Sandbox
+	if d.Spec.Environment == paygatev1.EnvironmentProduction {
+		sender = r.Production
+	}
+	out := sender.Send(ctx, webhook.Delivery{
+		URL: d.Spec.URL, EventID: d.Spec.EventID, EventType: d.Spec.EventType, Environment: string(d.Spec.Environment),
+		Body: []byte(d.Spec.Payload), Secret: secret, LegacySecret: legacySecret,
+		Production: d.Spec.Environment == paygatev1.EnvironmentProduction,
+	}, now)
+	result := "failed"
+	if out.Delivered {
+		result = "delivered"
+	}
+	metrics.WebhookAttempts.WithLabelValues(string(d.Spec.Environment), result).Inc()
+	return out
+}
+
+func describeAttempt(statusCode int32, err string) string {
+	if err != "" {
+		return err
+	}
+	return fmt.Sprintf("HTTP %d", statusCode)
 }
 
 func (r *WebhookDeliveryReconciler) signingSecret(ctx context.Context, d *paygatev1.WebhookDelivery) ([]byte, error) {
@@ -237,9 +281,13 @@ func (r *WebhookDeliveryReconciler) schedule() []time.Duration {
 	return DefaultWebhookSchedule
 }
 
-// SetupWithManager watches WebhookDeliveries; concurrency bounds how many receivers are called at
-// once, so a slow receiver holds one worker for at most its timeout.
+// SetupWithManager watches WebhookDeliveries, and starts the first attempts of new events
+// (FirstAttempts); concurrency bounds how many receivers each of the two calls at once, so a slow
+// receiver holds one worker for at most its timeout.
 func (r *WebhookDeliveryReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
+	if err := r.FirstAttempts().setup(mgr, concurrency); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&paygatev1.WebhookDelivery{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		WithOptions(controllerOptions(concurrency)).

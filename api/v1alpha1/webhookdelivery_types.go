@@ -88,6 +88,58 @@ type WebhookDeliverySpec struct {
 	// legacyIPNSigningKey when the event was born).
 	// +optional
 	LegacySigningKey WebhookSigningKey `json:"legacySigningKey,omitempty"`
+
+	// firstAttempt is the event's first attempt, made before the delivery was created: the create
+	// that stores the event stores that attempt's result too, so an event its receiver accepted at
+	// once costs the one write. The delivery controller writes status only when more is needed (the
+	// attempt failed and the schedule goes on from it); until then the delivery's status is empty
+	// and EffectiveStatus reads this field. Absent when the first attempt was not made before the
+	// create (no URL, no signing secret, a first attempt scheduled later, or a delivery created
+	// before this field existed): the delivery controller makes it.
+	// +optional
+	FirstAttempt *FirstDeliveryAttempt `json:"firstAttempt,omitempty"`
+}
+
+// FirstAttemptResult is how a first attempt made before its delivery was created ended.
+// +kubebuilder:validation:Enum=Delivered;Failed
+type FirstAttemptResult string
+
+const (
+	// FirstAttemptDelivered: a receiver answered 2xx.
+	FirstAttemptDelivered FirstAttemptResult = "Delivered"
+	// FirstAttemptFailed: no 2xx; the retry schedule goes on from the attempt.
+	FirstAttemptFailed FirstAttemptResult = "Failed"
+)
+
+// FirstDeliveryAttempt is the first POST of an event to its receiver, made before its delivery
+// was created.
+type FirstDeliveryAttempt struct {
+	// result of the attempt.
+	// +required
+	Result FirstAttemptResult `json:"result"`
+	// at is when the attempt was made, to the microsecond: the next attempt of a failed one is
+	// due the schedule's second delay after it.
+	// +required
+	At metav1.MicroTime `json:"at"`
+	// statusCode the receiver answered, if it answered.
+	// +optional
+	StatusCode int32 `json:"statusCode,omitempty"`
+	// error when the attempt failed without an answer or with a non-2xx one.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Error string `json:"error,omitempty"`
+	// durationMillis is how long the attempt took.
+	// +optional
+	DurationMillis int64 `json:"durationMillis,omitempty"`
+}
+
+// Delivered reports whether the attempt reached a receiver that accepted the event; false for a
+// nil attempt.
+func (a *FirstDeliveryAttempt) Delivered() bool { return a != nil && a.Result == FirstAttemptDelivered }
+
+// Attempt is the first attempt as status records attempts (number 1, whole seconds).
+func (a *FirstDeliveryAttempt) Attempt() DeliveryAttempt {
+	return DeliveryAttempt{Number: 1, At: metav1.NewTime(a.At.Time), StatusCode: a.StatusCode, Error: a.Error, DurationMillis: a.DurationMillis}
 }
 
 // DeliveryAttempt is one POST to the receiver.
@@ -154,6 +206,7 @@ type WebhookDeliveryStatus struct {
 // +kubebuilder:printcolumn:name="Event",type=string,JSONPath=`.spec.eventType`
 // +kubebuilder:printcolumn:name="Merchant",type=string,JSONPath=`.spec.merchantRef.name`
 // +kubebuilder:printcolumn:name="Env",type=string,JSONPath=`.spec.environment`
+// +kubebuilder:printcolumn:name="First",type=string,JSONPath=`.spec.firstAttempt.result`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Attempts",type=integer,JSONPath=`.status.totalAttempts`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
@@ -171,6 +224,25 @@ type WebhookDelivery struct {
 	// status is the delivery.
 	// +optional
 	Status WebhookDeliveryStatus `json:"status,omitempty"`
+}
+
+// EffectiveStatus is the delivery as its readers take it: its status, or, while the delivery
+// controller has written none, what spec.firstAttempt says (phase Delivered, or Pending after a
+// failed first attempt, with that attempt). A delivery whose receiver accepted its first attempt
+// keeps an empty status for good: the create recorded everything (docs/webhooks.md). Conditions
+// and nextAttemptAt are only ever what the controller wrote.
+func (d *WebhookDelivery) EffectiveStatus() WebhookDeliveryStatus {
+	st := d.Status
+	a := d.Spec.FirstAttempt
+	if a == nil || st.Phase != "" || st.TotalAttempts > 0 {
+		return st
+	}
+	first := a.Attempt()
+	st.Attempts, st.TotalAttempts, st.Phase = []DeliveryAttempt{first}, 1, DeliveryPending
+	if a.Delivered() {
+		st.Phase, st.DeliveredAt = DeliveryDelivered, &first.At
+	}
+	return st
 }
 
 // WebhookDeliveryList contains a list of WebhookDelivery.

@@ -525,9 +525,10 @@ func invoiceRecord(inv *paygatev1.Invoice) (*record, error) {
 }
 
 // DeliveryFinished reports whether a webhook delivery is finished: delivered, abandoned or
-// without an endpoint.
+// without an endpoint. It reads the delivery's effective status: a delivery whose first attempt,
+// made before its create, was accepted has none stored (spec.firstAttempt says it).
 func DeliveryFinished(d *paygatev1.WebhookDelivery) bool {
-	switch d.Status.Phase {
+	switch d.EffectiveStatus().Phase {
 	case paygatev1.DeliveryDelivered, paygatev1.DeliveryAbandoned, paygatev1.DeliveryNoEndpoint:
 		return true
 	}
@@ -549,9 +550,10 @@ func deliveryRecord(d *paygatev1.WebhookDelivery) (*record, error) {
 	r.set("source_kind", d.Spec.Source.Kind)
 	r.set("source_name", d.Spec.Source.Name)
 	r.set("source_uid", d.Spec.Source.UID)
-	r.set("phase", string(d.Status.Phase))
-	r.set("total_attempts", d.Status.TotalAttempts)
-	r.set("delivered_at", metaTime(d.Status.DeliveredAt))
+	st := d.EffectiveStatus()
+	r.set("phase", string(st.Phase))
+	r.set("total_attempts", st.TotalAttempts)
+	r.set("delivered_at", metaTime(st.DeliveredAt))
 	return r, nil
 }
 

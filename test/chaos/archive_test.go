@@ -516,11 +516,12 @@ func oldInEtcd(w *world, cutoff, now time.Time, deliveries bool) []string {
 	}
 	for i := range w.deliveries {
 		d := &w.deliveries[i]
+		st := d.EffectiveStatus() // a delivery its first attempt delivered has no status stored
 		var last time.Time
-		if n := len(d.Status.Attempts); n > 0 {
-			last = d.Status.Attempts[n-1].At.Time
+		if n := len(st.Attempts); n > 0 {
+			last = st.Attempts[n-1].At.Time
 		}
-		at := firstNonZero(timeOf(d.Status.DeliveredAt), last, d.CreationTimestamp.Time)
+		at := firstNonZero(timeOf(st.DeliveredAt), last, d.CreationTimestamp.Time)
 		// A delivery stays in etcd with its live owner (the owner's controller reads it to know
 		// the event went out; docs/archive.md): a subscription's, or one whose owner waits itself.
 		if deliveries && live(d.UID) && archive.DeliveryFinished(d) && at.Before(cutoff) && !ownerLive(d) {

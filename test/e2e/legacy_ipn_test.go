@@ -151,7 +151,7 @@ var _ = Describe("Legacy IPN webhooks", func() {
 					if d.Spec.Source.Name == trx {
 						found = true
 						g.Expect(d.Spec.Format).To(Equal(format))
-						g.Expect(d.Status.Phase).To(Equal(paygatev1.DeliveryDelivered))
+						g.Expect(d.EffectiveStatus().Phase).To(Equal(paygatev1.DeliveryDelivered))
 					}
 				}
 				g.Expect(found).To(BeTrue())

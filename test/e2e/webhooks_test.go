@@ -153,7 +153,7 @@ var _ = Describe("Webhooks", func() {
 		Eventually(func(g Gomega) {
 			var d paygatev1.WebhookDelivery
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&ds[0]), &d)).To(Succeed())
-			g.Expect(d.Status.Phase).To(Equal(paygatev1.DeliveryDelivered))
+			g.Expect(d.EffectiveStatus().Phase).To(Equal(paygatev1.DeliveryDelivered))
 		}).Should(Succeed())
 	})
 
@@ -192,10 +192,10 @@ var _ = Describe("Webhooks", func() {
 		Expect(ids).To(HaveLen(1), "every attempt carries the same id")
 		Eventually(func(g Gomega) {
 			d := deliveries(ns)[0]
-			g.Expect(d.Status.Phase).To(Equal(paygatev1.DeliveryDelivered))
-			g.Expect(d.Status.Attempts).To(HaveLen(3))
-			g.Expect(d.Status.Attempts[0].StatusCode).To(BeEquivalentTo(500))
-			g.Expect(d.Status.Attempts[1].StatusCode).To(BeEquivalentTo(302))
+			g.Expect(d.EffectiveStatus().Phase).To(Equal(paygatev1.DeliveryDelivered))
+			g.Expect(d.EffectiveStatus().Attempts).To(HaveLen(3))
+			g.Expect(d.EffectiveStatus().Attempts[0].StatusCode).To(BeEquivalentTo(500))
+			g.Expect(d.EffectiveStatus().Attempts[1].StatusCode).To(BeEquivalentTo(302))
 		}).Should(Succeed())
 
 		By("abandoning after 5 attempts, then redelivering on request with the same id")
@@ -209,9 +209,9 @@ var _ = Describe("Webhooks", func() {
 					abandoned = d
 				}
 			}
-			g.Expect(abandoned.Status.Phase).To(Equal(paygatev1.DeliveryAbandoned))
+			g.Expect(abandoned.EffectiveStatus().Phase).To(Equal(paygatev1.DeliveryAbandoned))
 		}, "30s").Should(Succeed())
-		Expect(abandoned.Status.Attempts).To(HaveLen(5))
+		Expect(abandoned.EffectiveStatus().Attempts).To(HaveLen(5))
 		Expect(dead.requests()).To(HaveLen(5))
 		dead.answer(http.StatusNoContent)
 		abandoned.Annotations = map[string]string{paygatev1.AnnotationRedeliver: "ops-1"}
@@ -219,8 +219,8 @@ var _ = Describe("Webhooks", func() {
 		Eventually(func(g Gomega) {
 			var d paygatev1.WebhookDelivery
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&abandoned), &d)).To(Succeed())
-			g.Expect(d.Status.Phase).To(Equal(paygatev1.DeliveryDelivered))
-			g.Expect(d.Status.TotalAttempts).To(BeEquivalentTo(6))
+			g.Expect(d.EffectiveStatus().Phase).To(Equal(paygatev1.DeliveryDelivered))
+			g.Expect(d.EffectiveStatus().TotalAttempts).To(BeEquivalentTo(6))
 		}).Should(Succeed())
 		Expect(dead.requests()[0].header.Get("X-Paygate-Event-Id")).To(Equal(abandoned.Spec.EventID))
 
@@ -236,7 +236,7 @@ var _ = Describe("Webhooks", func() {
 		Eventually(func(g Gomega) {
 			var timedOut, refused bool
 			for _, d := range deliveries(ns) {
-				for _, a := range d.Status.Attempts {
+				for _, a := range d.EffectiveStatus().Attempts {
 					timedOut = timedOut || (d.Spec.URL == slow.url() && a.Error != "" && a.StatusCode == 0)
 					refused = refused || (d.Spec.URL == closedURL && a.Error != "")
 				}
@@ -271,7 +271,7 @@ var _ = Describe("Webhooks", func() {
 		Eventually(func(g Gomega) {
 			ds := deliveries(ns)
 			g.Expect(ds).To(HaveLen(1))
-			g.Expect(ds[0].Status.Phase).To(Equal(paygatev1.DeliveryDelivered))
+			g.Expect(ds[0].EffectiveStatus().Phase).To(Equal(paygatev1.DeliveryDelivered))
 			g.Expect(ds[0].Spec.Source.Name).To(Equal(trx))
 		}).Should(Succeed())
 	})
@@ -287,8 +287,8 @@ var _ = Describe("Webhooks", func() {
 			ds := deliveries(ns)
 			g.Expect(ds).To(HaveLen(1))
 			g.Expect(ds[0].Spec.Source.Name).To(Equal(created.TrxID))
-			g.Expect(ds[0].Status.Attempts).NotTo(BeEmpty())
-			g.Expect(ds[0].Status.Attempts[0].Error).To(ContainSubstring("loopback"))
+			g.Expect(ds[0].EffectiveStatus().Attempts).NotTo(BeEmpty())
+			g.Expect(ds[0].EffectiveStatus().Attempts[0].Error).To(ContainSubstring("loopback"))
 		}).Should(Succeed())
 		Expect(rcv.requests()).To(BeEmpty())
 
