@@ -47,10 +47,13 @@ const (
 	ArchiveDeleted = "archive-deleted"
 )
 
-// Points lists every point, for the harness.
-var Points = []string{PaymentAttemptRecorded, PaymentProviderAnswered, PayoutAttemptRecorded, PayoutProviderAnswered, ChargeRecorded}
+// Points lists every write-ahead point, for the harness (test/chaos), which must reach each:
+// the payment, payout and refund controllers' points and the subscription controller's.
+var Points = []string{PaymentAttemptRecorded, PaymentProviderAnswered, PayoutAttemptRecorded, PayoutProviderAnswered,
+	RefundAttemptRecorded, RefundProviderAnswered, ChargeRecorded}
 
-// RefundPoints are the refund controller's points (not yet in the fault harness's Points).
+// RefundPoints are the refund controller's points, a subset of Points (the harness nudges the
+// load towards them with refunds).
 var RefundPoints = []string{RefundAttemptRecorded, RefundProviderAnswered}
 
 // ArchivePoints are the archiver's points; they are reached only with an archive configured.

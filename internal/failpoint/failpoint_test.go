@@ -73,3 +73,31 @@ func TestHitReallyKills(t *testing.T) {
 		t.Fatalf("the child did not die by a signal: %v", err)
 	}
 }
+
+// TestEveryPointIsInTheHarness: the fault harness arms Points and ArchivePoints, so a point in
+// neither would never be tested under a crash; RefundPoints is a subset of Points.
+func TestEveryPointIsInTheHarness(t *testing.T) {
+	all := []string{PaymentAttemptRecorded, PaymentProviderAnswered, PayoutAttemptRecorded, PayoutProviderAnswered,
+		RefundAttemptRecorded, RefundProviderAnswered, ChargeRecorded, ArchiveCommitted, ArchiveDeleted}
+	listed := map[string]int{}
+	for _, p := range append(append([]string(nil), Points...), ArchivePoints...) {
+		listed[p]++
+	}
+	for _, p := range all {
+		if listed[p] != 1 {
+			t.Errorf("point %s is listed %d times in Points and ArchivePoints, want once", p, listed[p])
+		}
+	}
+	if len(listed) != len(all) {
+		t.Errorf("Points and ArchivePoints list %d points, want %d", len(listed), len(all))
+	}
+	for _, p := range RefundPoints {
+		found := false
+		for _, q := range Points {
+			found = found || p == q
+		}
+		if !found {
+			t.Errorf("refund point %s is not in Points", p)
+		}
+	}
+}

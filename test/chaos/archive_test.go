@@ -130,7 +130,7 @@ func (h *harness) setupArchive() {
 func (a *archiveRig) archiveArgs() []string {
 	after := a.after.String()
 	return []string{"--archive-payments-after", after, "--archive-payouts-after", after,
-		"--archive-invoices-after", after, "--archive-webhook-deliveries-after", a.deliveriesAfter.String(),
+		"--archive-invoices-after", after, "--archive-refunds-after", after, "--archive-webhook-deliveries-after", a.deliveriesAfter.String(),
 		"--archive-interval", archiveInterval.String(), "--archive-batch-size", fmt.Sprint(archiveBatchSize)}
 }
 
@@ -157,6 +157,7 @@ var archivable = []struct {
 	{archive.KindPayout, "PayoutList"},
 	{archive.KindInvoice, "InvoiceList"},
 	{archive.KindWebhookDelivery, "WebhookDeliveryList"},
+	{archive.KindRefund, "RefundList"},
 }
 
 // etcdObjects reads the UIDs of every archivable object in etcd (metadata only: cheap).
@@ -352,6 +353,9 @@ func (h *harness) mergeArchive(w *world) error {
 	for i := range w.deliveries {
 		addLive(archive.KindWebhookDelivery, &w.deliveries[i])
 	}
+	for i := range w.refunds {
+		addLive(archive.KindRefund, &w.refunds[i])
+	}
 	// keep reports whether an archived row is added to the world (not in etcd any more).
 	keep := func(uid types.UID, r archivedRow, what string) bool {
 		v.rows[uid] = r
@@ -389,6 +393,13 @@ func (h *harness) mergeArchive(w *world) error {
 		err = readRows(ctx, h.arch.store, archive.KindWebhookDelivery, func(uid types.UID, r archivedRow, d *paygatev1.WebhookDelivery) {
 			if keep(uid, r, " ("+d.Spec.EventType+" of "+d.Spec.Source.Kind+" "+d.Spec.Source.Name+")") {
 				w.deliveries = append(w.deliveries, *d)
+			}
+		})
+	}
+	if err == nil {
+		err = readRows(ctx, h.arch.store, archive.KindRefund, func(uid types.UID, r archivedRow, rf *paygatev1.Refund) {
+			if keep(uid, r, " (of payment "+rf.Spec.Payment.TrxID+")") {
+				w.refunds = append(w.refunds, *rf)
 			}
 		})
 	}
@@ -433,11 +444,11 @@ func timeOf(t *metav1.Time) time.Time {
 
 // oldInEtcd lists the terminal objects in etcd that finished before cutoff and that the archiver
 // should have moved (docs/archive.md, The archiver): a subscription's two latest invoices and
-// the charges of an invoice still in etcd stay, whatever their age, and so does a payment or
-// payout whose attempt is still watched at now. Finished is the archiver's
-// own clock: a payment's settledAt, a payout's updatedAt, an invoice's paidAt or voidedAt, a
-// delivery's deliveredAt or last attempt, else the creation. With deliveries false, deliveries
-// stay (their retention is 0).
+// the charges of an invoice still in etcd stay, whatever their age, and so does a payment,
+// payout or refund whose attempt is still watched at now, and a refund whose payment is still in
+// etcd. Finished is the archiver's own clock: a payment's settledAt, a payout's or refund's
+// updatedAt, an invoice's paidAt or voidedAt, a delivery's deliveredAt or last attempt, else the
+// creation. With deliveries false, deliveries stay (their retention is 0).
 func oldInEtcd(w *world, cutoff, now time.Time, deliveries bool) []string {
 	live := func(uid types.UID) bool { return w.archive == nil || w.archive.liveUIDs[uid] }
 	latest := map[string][]int32{}
@@ -475,6 +486,17 @@ func oldInEtcd(w *world, cutoff, now time.Time, deliveries bool) []string {
 	for uid := range liveInvoices {
 		liveOwners[uid] = true
 	}
+	livePayments := map[string]bool{} // namespace/trx_id
+	for i := range w.payments {
+		if live(w.payments[i].UID) {
+			livePayments[w.payments[i].Namespace+"/"+w.payments[i].Name] = true
+		}
+	}
+	for i := range w.refunds {
+		if live(w.refunds[i].UID) {
+			liveOwners[w.refunds[i].UID] = true
+		}
+	}
 	ownerLive := func(d *paygatev1.WebhookDelivery) bool {
 		for _, o := range d.OwnerReferences {
 			if liveOwners[o.UID] {
@@ -504,6 +526,13 @@ func oldInEtcd(w *world, cutoff, now time.Time, deliveries bool) []string {
 		p := &w.payouts[i]
 		if at := firstNonZero(microOf(p.Status.UpdatedAt), p.CreationTimestamp.Time); live(p.UID) && p.Terminal() && !p.Watched(now) && at.Before(cutoff) {
 			note("payout", p, at)
+		}
+	}
+	for i := range w.refunds {
+		r := &w.refunds[i]
+		if at := firstNonZero(microOf(r.Status.UpdatedAt), r.CreationTimestamp.Time); live(r.UID) && r.Terminal() && !r.Watched(now) &&
+			!livePayments[r.Namespace+"/"+r.Spec.Payment.TrxID] && at.Before(cutoff) {
+			note("refund", r, at)
 		}
 	}
 	for i := range w.invoices {
@@ -579,13 +608,13 @@ func (h *harness) checkArchive(w *world, f *figures, now time.Time) {
 		}
 	}
 	for uid, r := range v.rows {
-		if v.liveUIDs[uid] && (r.kind == archive.KindPayment || r.kind == archive.KindPayout) && !v.archivedLive[string(uid)] {
+		if v.liveUIDs[uid] && (r.kind == archive.KindPayment || r.kind == archive.KindPayout || r.kind == archive.KindRefund) && !v.archivedLive[string(uid)] {
 			doubled = append(doubled, fmt.Sprintf("%s %s/%s", r.kind, r.namespace, r.name))
 		}
 	}
 	sorted := func(s []string) []string { slices.Sort(s); return s }
 	f.info("archived objects still in etcd at the end (a crash between commit and delete)", "%d%s", len(both), examples(sorted(both)))
-	f.zero("archived payments and payouts in etcd without an archived_live entry (counted twice)", len(doubled), sorted(doubled))
+	f.zero("archived payments, payouts and refunds in etcd without an archived_live entry (counted twice)", len(doubled), sorted(doubled))
 	f.zero("names stored twice, in etcd and in the archive under another UID", len(v.clash), v.clash)
 
 	a.mu.Lock()
@@ -776,12 +805,13 @@ func (h *harness) etcdSnapshot() (*world, error) {
 		pol paygatev1.PayoutList
 		il  paygatev1.InvoiceList
 		dl  paygatev1.WebhookDeliveryList
+		rl  paygatev1.RefundList
 	)
-	for _, l := range []client.ObjectList{&pl, &pol, &il, &dl} {
+	for _, l := range []client.ObjectList{&pl, &pol, &il, &dl, &rl} {
 		if err := h.k8s.List(h.ctx, l); err != nil {
 			return nil, err
 		}
 	}
-	w.payments, w.payouts, w.invoices, w.deliveries = pl.Items, pol.Items, il.Items, dl.Items
+	w.payments, w.payouts, w.invoices, w.deliveries, w.refunds = pl.Items, pol.Items, il.Items, dl.Items, rl.Items
 	return w, nil
 }

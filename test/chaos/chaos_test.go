@@ -5,17 +5,19 @@
 // binary, two managers with leader election and two apiservers, against a real kube-apiserver
 // and etcd, a real PostgreSQL archive behind a proxy it can cut, the fake upstream provider over
 // HTTP and a real webhook receiver; drives a steady mixed load through the REST API with the Go
-// client; kills processes with SIGKILL (the leader at random moments and at every write-ahead and
-// archiver failpoint, an apiserver under load; every failpoint must be reached or the run
-// fails), takes the webhook receiver down and cuts the database (outages, not kills), makes the
-// provider answer "not found" after accepting and forget everything now and then, and resolves
-// the payouts left in doubt as an operator would; then checks, over etcd and the archive merged,
-// that no money moved twice, no balance is wrong (and that the ledger check agrees), no request
-// was lost or duplicated, no object is stuck or stored twice or lost between etcd and the
-// archive, etcd holds only live and recent objects, every event went out once and arrived, no
-// disbursement followed an operator's verdict, every late success was reported, and that no
-// secret or phone number leaked into a log, an Event or a status. It prints the figures as a
-// table and fails when a required one is off.
+// client (payments, payouts, subscriptions, and refunds of settled payments, some racing for a
+// payment's amount); kills processes with SIGKILL (the leader at random moments and at every
+// write-ahead and archiver failpoint, an apiserver under load; every failpoint must be reached
+// or the run fails), takes the webhook receiver down and cuts the database (outages, not kills),
+// makes the provider answer "not found" after accepting and forget everything now and then, and
+// resolves the payouts and refunds left in doubt as an operator would; then checks, over etcd
+// and the archive merged, that no money moved twice (pushes, disbursements and refunds per
+// reference at the provider), no balance is wrong (and that the ledger check agrees), no
+// payment was refunded beyond its amount, no request was lost or duplicated, no object is stuck
+// or stored twice or lost between etcd and the archive, etcd holds only live and recent objects,
+// every event went out once and arrived, nothing was sent after an operator's verdict, every
+// late success was reported, and that no secret or phone number leaked into a log, an Event or a
+// status. It prints the figures as a table and fails when a required one is off.
 //
 //	KUBEBUILDER_ASSETS=$PWD/bin go test -count=1 -v ./test/chaos/            # the short run (6 SIGKILLs asked)
 //	make chaos                                                               # CHAOS_KILLS=120
@@ -93,6 +95,9 @@ type harness struct {
 	sigs   *sigRecorder
 	ledger ledger
 	load   loadCounters
+	// refundLoad counts the refund flows; its wait group holds the flows a failpoint round
+	// started outside the load.
+	refundLoad refundCounters
 
 	managers []*proc
 	apis     []*proc
@@ -128,6 +133,9 @@ type harness struct {
 	fired      map[string]int // failpoint -> times it killed its manager
 	notReached map[string]int // failpoint armed but not reached in time
 	selfExits  map[string]int // processes that ended on their own, by kind and reason
+	// leaseLost counts the rounds of a failpoint whose armed manager gave the lease up (its
+	// renewal missed the deadline on a starved machine) and exited before reaching it.
+	leaseLost map[string]int
 }
 
 func envInt(name string, def int) int {
@@ -148,6 +156,7 @@ func TestChaos(t *testing.T) {
 
 	h := &harness{t: t, ctx: context.Background(), rng: mrand.New(mrand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		kills: map[string]int{}, outages: map[string]int{}, armed: map[string]int{}, fired: map[string]int{}, notReached: map[string]int{},
+		leaseLost: map[string]int{},
 		selfExits: map[string]int{}, secrets: map[string]string{}, billingKick: make(chan struct{}, 1)}
 	h.faults.asked = map[string]bool{}
 	b := make([]byte, 3)
@@ -187,6 +196,7 @@ func TestChaos(t *testing.T) {
 	h.restoreAll()
 	stopLoad()
 	loadWG.Wait()
+	h.refundLoad.wg.Wait()
 	h.restoreAll()
 	t.Logf("chaos: load stopped after %s; converging", time.Since(started).Round(time.Second))
 
@@ -409,6 +419,7 @@ func (h *harness) scriptUpstream() {
 	// live-b's lose the connection on the POST and answer ambiguously twice before success.
 	f.Script(hidingSettlement, hidingDisbursement(false))
 	f.Script("+255713000202", fakeupstream.Scenario{DropPostConnection: true, SettleAfter: 500 * time.Millisecond, AmbiguousFor: 2})
+	h.scriptRefunds()
 }
 
 // createMerchant creates an approved, KYB-approved merchant with a settlement number whose
@@ -618,8 +629,13 @@ var kindNames = []string{"leader", "failpoint", "apiserver", "receiver", "archiv
 
 var firstRounds = []int{kindLeader, kindFailpoint, kindAPIServer, kindReceiver, kindArchiveOutage, kindArchiveFailpoint}
 
-// maxPointTries is how many rounds arm one failpoint before the run gives up on it (and fails).
-const maxPointTries = 3
+// maxPointTries is how many rounds arm one failpoint before the run gives up on it (and fails);
+// rounds whose armed manager lost the lease on its own before reaching the point do not count,
+// up to maxLeaseLost of them.
+const (
+	maxPointTries = 3
+	maxLeaseLost  = 3
+)
 
 // coveredPoints are the failpoints the run must reach: every write-ahead one, and the
 // archiver's when the archive is on.
@@ -637,7 +653,7 @@ func (h *harness) uncovered(points []string) []string {
 	defer h.mu.Unlock()
 	var out []string
 	for _, p := range points {
-		if h.fired[p] == 0 && h.armed[p] < maxPointTries {
+		if h.fired[p] == 0 && h.armed[p]-min(h.leaseLost[p], maxLeaseLost) < maxPointTries {
 			out = append(out, p)
 		}
 	}
@@ -752,7 +768,8 @@ func (h *harness) failpointRound(point string) {
 	}
 	hit := 1 + h.intn(3)
 	switch {
-	case point == failpoint.ChargeRecorded || strings.HasPrefix(point, "payout-"):
+	case point == failpoint.ChargeRecorded || strings.HasPrefix(point, "payout-") || slices.Contains(failpoint.RefundPoints, point):
+		// Rarer than pushes: the first one the armed leader reaches.
 		hit = 1
 	case slices.Contains(failpoint.ArchivePoints, point):
 		// Reached once per batch committed (or deleted): many per pass, with objects settling
@@ -811,8 +828,26 @@ func (h *harness) failpointRound(point string) {
 				// Before the next leader runs: what the crash left committed and still in etcd.
 				h.noteCommittedLive()
 			}
+			h.measureTakeover(h.leaseHolder(), at) // the lease still names the dead process
+		} else {
+			// It ended on its own before the point. One that lost the lease (its renewal missed
+			// the deadline on a starved machine) does not count against the point's tries; the
+			// figure of processes that ended on their own shows either.
+			why, lost := "exited", s.logContains("leader election lost")
+			if lost {
+				why = "lost the lease (renewal missed its deadline)"
+			}
+			h.mu.Lock()
+			h.notReached[point]++
+			if lost {
+				h.leaseLost[point]++
+			}
+			h.selfExits["manager armed with "+point+" "+why]++
+			h.mu.Unlock()
+			// Not a kill: the lease may have moved already (it gave the lease up, and the other
+			// manager may hold it by now), so no takeover is measured; the next round waits for
+			// a leader.
 		}
-		h.measureTakeover(h.leaseHolder(), at) // the lease still names the dead process
 	case <-time.After(40 * time.Second):
 		h.mu.Lock()
 		h.notReached[point]++
@@ -827,13 +862,17 @@ func (h *harness) failpointRound(point string) {
 	}
 }
 
-// stimulate makes the load reach point soon: payouts and subscription charges are rarer than
-// payments.
+// stimulate makes the load reach point soon: payouts, refunds and subscription charges are rarer
+// than payments.
 func (h *harness) stimulate(point string) {
 	switch {
 	case strings.HasPrefix(point, "payout-"):
 		go h.createPayout(h.ctx, h.sandbox, "1000")
 		go h.createPayout(h.ctx, h.merchants[1], "1000")
+	case slices.Contains(failpoint.RefundPoints, point):
+		// A payment collected and refunded in full, through the fake provider and in sandbox.
+		h.goRefundFlow(h.merchants[1+h.intn(len(h.merchants)-1)], refundFull)
+		h.goRefundFlow(h.sandbox, refundFull)
 	case point == failpoint.ChargeRecorded:
 		select {
 		case h.billingKick <- struct{}{}:

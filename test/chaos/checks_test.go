@@ -29,6 +29,7 @@ import (
 type world struct {
 	payments      []paygatev1.Payment
 	payouts       []paygatev1.Payout
+	refunds       []paygatev1.Refund
 	invoices      []paygatev1.Invoice
 	subscriptions []paygatev1.Subscription
 	deliveries    []paygatev1.WebhookDelivery
@@ -46,6 +47,7 @@ func (h *harness) snapshot() (*world, error) {
 	var (
 		pl  paygatev1.PaymentList
 		pol paygatev1.PayoutList
+		rl  paygatev1.RefundList
 		il  paygatev1.InvoiceList
 		sl  paygatev1.SubscriptionList
 		dl  paygatev1.WebhookDeliveryList
@@ -56,12 +58,13 @@ func (h *harness) snapshot() (*world, error) {
 		el  corev1.EventList
 		nel eventsv1.EventList
 	)
-	for _, l := range []client.ObjectList{&pl, &pol, &il, &sl, &dl, &bl, &ml, &gl, &bpl, &el, &nel} {
+	for _, l := range []client.ObjectList{&pl, &pol, &rl, &il, &sl, &dl, &bl, &ml, &gl, &bpl, &el, &nel} {
 		if err := h.k8s.List(h.ctx, l); err != nil {
 			return nil, err
 		}
 	}
 	w.payments, w.payouts, w.invoices, w.subscriptions, w.deliveries = pl.Items, pol.Items, il.Items, sl.Items, dl.Items
+	w.refunds = rl.Items
 	w.balances, w.merchants, w.gateways, w.plans, w.events, w.newEvents = bl.Items, ml.Items, gl.Items, bpl.Items, el.Items, nel.Items
 	if h.arch != nil {
 		if err := h.mergeArchive(w); err != nil {
@@ -124,6 +127,19 @@ func (w *world) unsettled(now time.Time, subOffset map[string]time.Duration) (mo
 		moving = append(moving, "payout "+p.Namespace+"/"+p.Name)
 		if now.After(p.Spec.CreatedAt.Add(payoutDue)) {
 			stuck = append(stuck, fmt.Sprintf("payout %s/%s %q (created %s)", p.Namespace, p.Name, p.Status.Phase, p.Spec.CreatedAt.Format(time.TimeOnly)))
+		}
+	}
+	for i := range w.refunds {
+		r := &w.refunds[i]
+		if r.Terminal() {
+			if !announced[string(r.UID)] {
+				moving = append(moving, "the event of refund "+r.Namespace+"/"+r.Name)
+			}
+			continue
+		}
+		moving = append(moving, "refund "+r.Namespace+"/"+r.Name)
+		if now.After(r.Spec.CreatedAt.Add(refundDue)) {
+			stuck = append(stuck, fmt.Sprintf("refund %s/%s %q (created %s)", r.Namespace, r.Name, r.Phase(), r.Spec.CreatedAt.Format(time.TimeOnly)))
 		}
 	}
 	for i := range w.deliveries {
@@ -304,6 +320,7 @@ func (h *harness) check(ran time.Duration) figures {
 			switch {
 			case r.kind == "payout" && r.label == "INSUFFICIENT_BALANCE":
 			case r.kind == "push" && (r.label == "PUSH_IN_PROGRESS" || r.label == "EXPIRED_SESSION"):
+			case refundRefusalExpected(r):
 			default:
 				unexpected = append(unexpected, fmt.Sprintf("%s %s %s: %d %s: %s", r.kind, r.merchant, r.key, r.status, r.label, r.detail))
 			}
@@ -345,6 +362,30 @@ func (h *harness) check(ran time.Duration) figures {
 			dup = append(dup, "payout "+p.Name+" answered to no request")
 		}
 		seenIDs[p.Name] = true
+	}
+	refundKeys := map[string]string{} // the IdempotencyKey object the apiserver recorded -> refund
+	refundAsks := h.refundAsks(reqs)
+	for i := range w.refunds {
+		rf := &w.refunds[i]
+		if rf.Labels[paygatev1.LabelLateSettlement] != "" {
+			continue // the payment controller's, of a late settlement: no request
+		}
+		if r := answered[rf.Name]; r == nil || !strings.HasPrefix(r.kind, "refund") {
+			why := "no request of the run claimed its Idempotency-Key"
+			if r := refundAsks[rf.Namespace+"/"+rf.Annotations[annotationIdempotencyKey]]; r != nil {
+				why = fmt.Sprintf("its request %s (%s) was answered %d %s %s after %d tries (%d without an answer)",
+					r.key, r.kind, r.status, r.label, r.detail, r.tries, r.timeouts)
+			}
+			dup = append(dup, "refund "+rf.Namespace+"/"+rf.Name+" answered to no request: "+why)
+		}
+		if k := rf.Namespace + "/" + rf.Annotations[annotationIdempotencyKey]; rf.Annotations[annotationIdempotencyKey] == "" {
+			dup = append(dup, "refund "+rf.Namespace+"/"+rf.Name+" records no Idempotency-Key")
+		} else if o := refundKeys[k]; o != "" {
+			dup = append(dup, "refunds "+o+" and "+rf.Name+" made with one Idempotency-Key")
+		} else {
+			refundKeys[k] = rf.Name
+		}
+		seenIDs[rf.Name] = true
 	}
 	for i := range w.subscriptions {
 		s := &w.subscriptions[i]
@@ -399,7 +440,7 @@ func (h *harness) check(ran time.Duration) figures {
 	f.zero("pushes with a reference no attempt recorded", h.fake.Pushes()-known, nil)
 
 	// Payouts and disbursements.
-	var doubleD, undisbursed, mismatch []string
+	var doubleD, undisbursed, resolvedUnsent, mismatch []string
 	knownD, resentD := 0, 0
 	requested, paid := map[string]int{}, map[string]int{}
 	paidAmount := map[string]*big.Rat{}
@@ -424,6 +465,11 @@ func (h *harness) check(ran time.Duration) figures {
 		switch ops := h.fake.OperationsFor(ref); {
 		case ops > 1:
 			doubleD = append(doubleD, fmt.Sprintf("%s disbursed %d times (%d requests)", ref, ops, n))
+		case n == 0 && p.Status.Phase == paygatev1.PayoutFailed && p.Status.Reason == string(paygatev1.PayoutResolvedFailed):
+			// Recorded by a manager that died before sending, then never confirmed "not found"
+			// within --payout-ambiguous-after (the provider out of reach): the operator, asked,
+			// found no such disbursement at the provider and resolved it failed. No money moved.
+			resolvedUnsent = append(resolvedUnsent, ref)
 		case n == 0:
 			undisbursed = append(undisbursed, ref)
 		}
@@ -443,9 +489,13 @@ func (h *harness) check(ran time.Duration) figures {
 	}
 	f.zero("provider disbursements per payout reference above 1 (double disbursements)", len(doubleD), doubleD)
 	f.info("disbursements sent again with the same reference (de-duplicated by the provider)", "%d", resentD)
-	f.zero("payout references never disbursed", len(undisbursed), undisbursed)
+	f.info("payouts recorded and never sent, resolved failed by the operator (the provider never had them)", "%d", len(resolvedUnsent))
+	f.zero("payout references never disbursed (other than those)", len(undisbursed), undisbursed)
 	f.zero("disbursements with a reference no payout recorded", h.fake.Disbursements()-knownD, nil)
 	f.zero("payouts whose outcome differs from the provider's", len(mismatch), mismatch)
+
+	// Refunds and the provider's refunds.
+	h.checkRefunds(w, &f)
 
 	// The provider's faults and the operator's verdicts.
 	h.checkProvider(w, &f, now)
@@ -507,12 +557,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// checkBalances recomputes every balance from the stored payments and payouts
-// (docs/ledger.md): available = settled - paidOut - reserved >= 0, with nothing reserved once
-// every payout is terminal.
+// checkBalances recomputes every balance from the stored payments, payouts and refunds
+// (docs/ledger.md): available = settled - paidOut - reserved - refunded - refundsReserved >= 0,
+// with nothing reserved once every payout and refund is terminal.
 func (h *harness) checkBalances(w *world, f *figures) {
 	type key struct{ merchant, ns, env, currency string }
-	settled, paidOut := map[key]*big.Rat{}, map[key]*big.Rat{}
+	settled, paidOut, refunded := map[key]*big.Rat{}, map[key]*big.Rat{}, map[key]*big.Rat{}
 	add := func(m map[key]*big.Rat, k key, d paygatev1.Decimal) {
 		if m[k] == nil {
 			m[k] = new(big.Rat)
@@ -531,6 +581,12 @@ func (h *harness) checkBalances(w *world, f *figures) {
 			add(paidOut, key{p.Spec.MerchantRef.Name, p.Namespace, string(p.Spec.Environment), string(p.Spec.Currency)}, p.Spec.Amount)
 		}
 	}
+	for i := range w.refunds {
+		r := &w.refunds[i]
+		if r.Status.Phase == paygatev1.RefundSuccess {
+			add(refunded, key{r.Spec.MerchantRef.Name, r.Namespace, string(r.Spec.Environment), string(r.Spec.Currency)}, r.Spec.Amount)
+		}
+	}
 	var wrong, overdrawn []string
 	checked := 0
 	seen := map[key]bool{}
@@ -540,18 +596,23 @@ func (h *harness) checkBalances(w *world, f *figures) {
 			k := key{b.Spec.MerchantRef.Name, b.Namespace, string(b.Spec.Environment), string(c.Currency)}
 			seen[k] = true
 			checked++
-			s, po := orZero(settled[k]), orZero(paidOut[k])
+			s, po, rf := orZero(settled[k]), orZero(paidOut[k]), orZero(refunded[k])
 			want := new(big.Rat).Sub(s, po)
-			if rat(c.Settled).Cmp(s) != 0 || rat(c.PaidOut).Cmp(po) != 0 || rat(c.Reserved).Sign() != 0 || rat(c.Available).Cmp(want) != 0 {
-				wrong = append(wrong, fmt.Sprintf("%s/%s %s: stored settled %s paid out %s reserved %s available %s; payments and payouts say %s - %s = %s",
-					k.ns, b.Name, k.currency, c.Settled, c.PaidOut, c.Reserved, c.Available, ratString(s), ratString(po), ratString(want)))
+			want.Sub(want, rf)
+			if rat(c.Settled).Cmp(s) != 0 || rat(c.PaidOut).Cmp(po) != 0 || rat(c.Refunded).Cmp(rf) != 0 || rat(c.Reserved).Sign() != 0 ||
+				rat(c.RefundsReserved).Sign() != 0 || rat(c.Available).Cmp(want) != 0 {
+				wrong = append(wrong, fmt.Sprintf("%s/%s %s: stored settled %s paid out %s refunded %s reserved %s refunds reserved %s available %s; "+
+					"payments, payouts and refunds say %s - %s - %s = %s",
+					k.ns, b.Name, k.currency, c.Settled, c.PaidOut, orZeroText(c.Refunded), c.Reserved, orZeroText(c.RefundsReserved), c.Available,
+					ratString(s), ratString(po), ratString(rf), ratString(want)))
 			}
 			if want.Sign() < 0 || rat(c.Available).Sign() < 0 {
 				overdrawn = append(overdrawn, fmt.Sprintf("%s/%s %s available %s", k.ns, b.Name, k.currency, c.Available))
 			}
 		}
-		if len(b.Status.PayoutReservations) > 0 {
-			wrong = append(wrong, fmt.Sprintf("%s/%s keeps %d reservations with every payout terminal", b.Namespace, b.Name, len(b.Status.PayoutReservations)))
+		if len(b.Status.PayoutReservations) > 0 || len(b.Status.RefundReservations) > 0 {
+			wrong = append(wrong, fmt.Sprintf("%s/%s keeps %d payout and %d refund reservations with every payout and refund terminal",
+				b.Namespace, b.Name, len(b.Status.PayoutReservations), len(b.Status.RefundReservations)))
 		}
 	}
 	for k := range settled {
@@ -560,8 +621,16 @@ func (h *harness) checkBalances(w *world, f *figures) {
 		}
 	}
 	f.info("balances checked (merchant, environment, currency)", "%d", checked)
-	f.zero("balances != settled net - payouts (or reservations left)", len(wrong), wrong)
+	f.zero("balances != settled net - payouts - refunds (or reservations left)", len(wrong), wrong)
 	f.zero("balances overdrawn", len(overdrawn), overdrawn)
+}
+
+// orZeroText is a stored amount as written, "0" for the empty field (a zero left out).
+func orZeroText(d paygatev1.Decimal) string {
+	if d == "" {
+		return "0"
+	}
+	return string(d)
 }
 
 func orZero(r *big.Rat) *big.Rat {
@@ -571,7 +640,7 @@ func orZero(r *big.Rat) *big.Rat {
 	return r
 }
 
-// checkEvents: one event per terminal payment, payout and invoice outcome; every delivered event
+// checkEvents: one event per terminal payment, payout, refund and invoice outcome; every delivered event
 // reached the receiver at least once; nothing abandoned; nothing unknown or forged received.
 func (h *harness) checkEvents(w *world, f *figures) {
 	bySource := map[string][]*paygatev1.WebhookDelivery{}
@@ -626,6 +695,19 @@ func (h *harness) checkEvents(w *world, f *figures) {
 		}
 		if n := count(string(p.UID), paygate.EventPayoutCompleted, paygate.EventPayoutFailed); n != 1 || count(string(p.UID), want) != 1 {
 			wrong = append(wrong, fmt.Sprintf("payout %s (%s) has %d payout events", p.Name, p.Status.Phase, n))
+		}
+	}
+	for i := range w.refunds {
+		r := &w.refunds[i]
+		if !r.Terminal() {
+			continue
+		}
+		want := paygate.EventRefundCompleted
+		if r.Status.Phase == paygatev1.RefundFailed {
+			want = paygate.EventRefundFailed
+		}
+		if n := count(string(r.UID), paygate.EventRefundCompleted, paygate.EventRefundFailed); n != 1 || count(string(r.UID), want) != 1 {
+			wrong = append(wrong, fmt.Sprintf("refund %s (%s) has %d refund events", r.Name, r.Status.Phase, n))
 		}
 	}
 	failedCharges := map[string]int{}
@@ -683,7 +765,7 @@ func (h *harness) checkEvents(w *world, f *figures) {
 	}
 	f.info("webhook events (deliveries by phase)", "%d: %s; %d deliveries received for %d event ids, %d of them repeats (receivers dedupe on the id)",
 		len(w.deliveries), kindSummary(phases), received, len(rv.byID), dups)
-	f.zero("terminal payments, payouts, invoices without exactly one event per outcome", len(wrong)+len(dupIDs), append(dupIDs, wrong...))
+	f.zero("terminal payments, payouts, refunds, invoices without exactly one event per outcome", len(wrong)+len(dupIDs), append(dupIDs, wrong...))
 	f.zero("delivered events the receiver never got", len(notArrived), notArrived)
 	f.info("production events (to a loopback URL: refused by the sender, by design)", "%d", refused)
 	f.zero("sandbox events abandoned (receiver reachable but for its outages)", len(abandoned), abandoned)
@@ -772,6 +854,9 @@ func (h *harness) checkLeaks(w *world, f *figures) {
 	}
 	for _, o := range w.payouts {
 		status("Payout", o.Namespace, o.Name, o.Status)
+	}
+	for _, o := range w.refunds {
+		status("Refund", o.Namespace, o.Name, o.Status)
 	}
 	for _, o := range w.invoices {
 		status("Invoice", o.Namespace, o.Name, o.Status)

@@ -36,7 +36,7 @@ type merchant struct {
 
 // request is one merchant request of the load, with every try it took.
 type request struct {
-	kind       string // payment, hosted, push, payout, subscription, advance, read, history
+	kind       string // payment, hosted, push, payout, refund, refund race, subscription, advance, read, history
 	merchant   string
 	env        paygatev1.Environment
 	key        string // Idempotency-Key ("" for none)
@@ -47,7 +47,7 @@ type request struct {
 	status     int    // the definitive answer's HTTP status; 0 while none
 	label      string // the error label of a refusal
 	detail     string // its message and field errors
-	id         string // what the answer named: trx_id, payout id, subscription id
+	id         string // what the answer named: trx_id, payout id, refund id, subscription id
 	definitive bool
 	started    time.Time
 	took       time.Duration
@@ -415,6 +415,11 @@ func (h *harness) runLoad(ctx context.Context, workers int, wg *sync.WaitGroup) 
 	go func() {
 		defer wg.Done()
 		h.runBilling(ctx)
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		h.runRefunds(ctx)
 	}()
 	// One reader of earlier records.
 	wg.Add(1)

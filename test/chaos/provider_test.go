@@ -58,8 +58,9 @@ type providerFaults struct {
 	asked     map[string]bool // reference/sends already resolved
 }
 
-// verdict is one operator's resolution, as written on a payout.
+// verdict is one operator's resolution, as written on a payout or a refund.
 type verdict struct {
+	kind                 string // payout, refund
 	ns, name, ref, value string
 	truth                provider.Status // what the provider's books said ("" for no operation)
 	written              time.Time       // the patch had been answered by then
@@ -84,7 +85,13 @@ func (h *harness) forgetRounds(ctx context.Context) {
 		next = time.Duration(12000+h.intn(8000)) * time.Millisecond
 		forgot := false
 		for try := 0; try < 100 && ctx.Err() == nil && !forgot; try++ {
-			forgot = h.fake.ForgetIf(h.noSendInDoubt)
+			// A first look without stopping the fake (it answers while the harness lists): most
+			// looks find a send in doubt, and a fake stopped through every one of them would
+			// answer nothing for most of a round. Only a moment that looks quiet is looked at
+			// again with the fake stopped, which decides.
+			if h.noSendInDoubt(h.fakeHolds) {
+				forgot = h.fake.ForgetIf(h.noSendInDoubt)
+			}
 			if !forgot {
 				h.faults.mu.Lock()
 				h.faults.postponed++
@@ -105,15 +112,31 @@ func (h *harness) forgetRounds(ctx context.Context) {
 	}
 }
 
-// noSendInDoubt reads the live payments and payouts from the API server (not a cache) and says
-// whether none has an attempt recorded but not acknowledged that the provider holds (holds).
+// fakeHolds reports whether the fake holds an operation with this reference now (without
+// stopping it).
+func (h *harness) fakeHolds(reference string) bool {
+	_, ok := h.fake.Operation(reference)
+	return ok
+}
+
+// noSendInDoubt reads the live payments, payouts and refunds from the API server (not a cache)
+// and says whether none has an attempt recorded but not acknowledged that the provider holds
+// (holds).
 func (h *harness) noSendInDoubt(holds func(reference string) bool) bool {
 	ctx, cancel := context.WithTimeout(h.ctx, 2*time.Second)
 	defer cancel()
 	var pl paygatev1.PaymentList
 	var pol paygatev1.PayoutList
-	if h.k8s.List(ctx, &pl, client.InNamespace(liveNS)) != nil || h.k8s.List(ctx, &pol, client.InNamespace(liveNS)) != nil {
+	var rl paygatev1.RefundList
+	if h.k8s.List(ctx, &pl, client.InNamespace(liveNS)) != nil || h.k8s.List(ctx, &pol, client.InNamespace(liveNS)) != nil ||
+		h.k8s.List(ctx, &rl, client.InNamespace(liveNS)) != nil {
 		return false
+	}
+	for i := range rl.Items {
+		r := &rl.Items[i]
+		if a := r.Status.Attempt; !r.Terminal() && a != nil && a.Phase == paygatev1.AttemptInitiating && holds(a.Reference) {
+			return false
+		}
 	}
 	for i := range pl.Items {
 		p := &pl.Items[i]
@@ -130,12 +153,12 @@ func (h *harness) noSendInDoubt(holds func(reference string) bool) bool {
 	return true
 }
 
-// operate is the operator: every second it looks for production payouts with
+// operate is the operator: every second it looks for production payouts and refunds with
 // AmbiguousTooLong=True, asks the provider's books (the fake's truth, forgotten operations
-// included) about the disbursement's reference, and annotates the payout
-// paygate.dev/resolve-payout=success or failed accordingly, naming the send (/<sends>) when the
-// disbursement was sent more than once. A disbursement the provider never performed is
-// resolved failed; one still unsettled waits.
+// included) about the operation's reference, and annotates the object
+// paygate.dev/resolve-payout (or resolve-refund) =success or failed accordingly, naming the send
+// (/<sends>) when the operation was sent more than once. An operation the provider never
+// performed is resolved failed; one still unsettled waits.
 func (h *harness) operate(ctx context.Context) {
 	for {
 		select {
@@ -153,39 +176,49 @@ func (h *harness) operate(ctx context.Context) {
 			if p.Terminal() || a == nil || !meta.IsStatusConditionTrue(p.Status.Conditions, paygatev1.ConditionAmbiguousTooLong) {
 				continue
 			}
-			sends := max(a.Sends, 1)
-			key := fmt.Sprintf("%s/%d", a.Reference, sends)
-			h.faults.mu.Lock()
-			done := h.faults.asked[key]
-			h.faults.mu.Unlock()
-			if done {
-				continue
-			}
-			value, truth := "failed", provider.Status("")
-			if res, ok := h.fake.Truth(a.Reference); ok {
-				truth = res.Status
-				switch res.Status {
-				case provider.StatusSuccess:
-					value = "success"
-				case provider.StatusFailed:
-				default:
-					continue // the provider does not know yet either: ask again later
-				}
-			}
-			if sends > 1 {
-				value += fmt.Sprintf("/%d", sends)
-			}
-			patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{paygatev1.AnnotationResolvePayout: value}}})
-			if err := h.k8s.Patch(ctx, p, client.RawPatch(types.MergePatchType, patch)); err != nil {
-				continue
-			}
-			h.faults.mu.Lock()
-			h.faults.asked[key] = true
-			h.faults.verdicts = append(h.faults.verdicts, verdict{ns: p.Namespace, name: p.Name, ref: a.Reference, value: value, truth: truth, written: time.Now()})
-			h.faults.mu.Unlock()
-			h.t.Logf("chaos: %s the operator resolved payout %s: %s", time.Now().Format("15:04:05.000"), p.Name, value)
+			h.writeVerdict(ctx, p, "payout", a.Reference, a.Sends, paygatev1.AnnotationResolvePayout)
+		}
+		var rl paygatev1.RefundList
+		if err := h.k8s.List(ctx, &rl, client.InNamespace(liveNS)); err == nil {
+			h.resolveRefunds(ctx, rl.Items)
 		}
 	}
+}
+
+// writeVerdict writes the operator's verdict about the operation ref (sent sends times) on obj,
+// a payout or a refund (kind), under annotation, once per reference and send.
+func (h *harness) writeVerdict(ctx context.Context, obj client.Object, kind, ref string, sends int32, annotation string) {
+	sends = max(sends, 1)
+	key := fmt.Sprintf("%s/%d", ref, sends)
+	h.faults.mu.Lock()
+	done := h.faults.asked[key]
+	h.faults.mu.Unlock()
+	if done {
+		return
+	}
+	value, truth := "failed", provider.Status("")
+	if res, ok := h.fake.Truth(ref); ok {
+		truth = res.Status
+		switch res.Status {
+		case provider.StatusSuccess:
+			value = "success"
+		case provider.StatusFailed:
+		default:
+			return // the provider does not know yet either: ask again later
+		}
+	}
+	if sends > 1 {
+		value += fmt.Sprintf("/%d", sends)
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{annotation: value}}})
+	if err := h.k8s.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return
+	}
+	h.faults.mu.Lock()
+	h.faults.asked[key] = true
+	h.faults.verdicts = append(h.faults.verdicts, verdict{kind: kind, ns: obj.GetNamespace(), name: obj.GetName(), ref: ref, value: value, truth: truth, written: time.Now()})
+	h.faults.mu.Unlock()
+	h.t.Logf("chaos: %s the operator resolved %s %s: %s", time.Now().Format("15:04:05.000"), kind, obj.GetName(), value)
 }
 
 // checkProvider checks what the provider's faults and the operator's verdicts must leave:
@@ -216,6 +249,11 @@ func (h *harness) checkProvider(w *world, f *figures, now time.Time) {
 			forgot["payouts"]++
 		}
 	}
+	for i := range w.refunds {
+		if meta.FindStatusCondition(w.refunds[i].Status.Conditions, paygatev1.ConditionProviderForgotAttempt) != nil {
+			forgot["refunds"]++
+		}
+	}
 	f.info("objects the provider answered \"not found\" after accepting (ProviderForgotAttempt raised)", "%s; %d payments to numbers hidden after accepting", orNone(kindSummary(forgot)), hidden)
 
 	// Verdicts.
@@ -223,15 +261,46 @@ func (h *harness) checkProvider(w *world, f *figures, now time.Time) {
 	for i := range w.payouts {
 		payouts[w.payouts[i].Namespace+"/"+w.payouts[i].Name] = &w.payouts[i]
 	}
+	refunds := map[string]*paygatev1.Refund{}
+	for i := range w.refunds {
+		refunds[w.refunds[i].Namespace+"/"+w.refunds[i].Name] = &w.refunds[i]
+	}
+	// A refund's verdict leaves its RefundResolved event (its condition and attempt look like a
+	// late provider answer's once the watch hears from the provider).
+	refundResolved := map[string]bool{}
+	for _, e := range w.newEvents {
+		if e.Reason == controllers.ReasonRefundResolved && e.Regarding.Kind == "Refund" {
+			refundResolved[e.Regarding.Namespace+"/"+e.Regarding.Name] = true
+		}
+	}
+	for _, e := range w.events {
+		if e.Reason == controllers.ReasonRefundResolved && e.InvolvedObject.Kind == "Refund" {
+			refundResolved[e.InvolvedObject.Namespace+"/"+e.InvolvedObject.Name] = true
+		}
+	}
 	byValue := map[string]int{}
 	var late, wrong []string
-	resolved := 0
+	resolved, resolvedRefunds := 0, 0
 	for _, v := range verdicts {
-		byValue[strings.SplitN(v.value, "/", 2)[0]+map[bool]string{true: " (naming the send)", false: ""}[strings.Contains(v.value, "/")]]++
+		byValue[v.kind+" "+strings.SplitN(v.value, "/", 2)[0]+map[bool]string{true: " (naming the send)", false: ""}[strings.Contains(v.value, "/")]]++
 		for _, at := range h.fake.PostTimes(v.ref) {
 			if at.After(v.written) {
-				late = append(late, fmt.Sprintf("%s disbursed at %s, verdict %s written by %s", v.ref, at.Format("15:04:05.000"), v.value, v.written.Format("15:04:05.000")))
+				late = append(late, fmt.Sprintf("%s sent at %s, verdict %s written by %s", v.ref, at.Format("15:04:05.000"), v.value, v.written.Format("15:04:05.000")))
 			}
+		}
+		if v.kind == "refund" {
+			rf := refunds[v.ns+"/"+v.name]
+			if rf == nil {
+				wrong = append(wrong, "refund "+v.name+" resolved by a verdict is not stored")
+				continue
+			}
+			if refundResolved[v.ns+"/"+v.name] {
+				resolvedRefunds++
+			}
+			if want := strings.HasPrefix(v.value, "success"); rf.Terminal() && (rf.Status.Phase == paygatev1.RefundSuccess) != want {
+				wrong = append(wrong, fmt.Sprintf("refund %s is %s after the verdict %s", rf.Name, rf.Phase(), v.value))
+			}
+			continue
 		}
 		p := payouts[v.ns+"/"+v.name]
 		if p == nil {
@@ -245,10 +314,11 @@ func (h *harness) checkProvider(w *world, f *figures, now time.Time) {
 			wrong = append(wrong, fmt.Sprintf("payout %s is %s after the verdict %s", p.Name, p.Status.Phase, v.value))
 		}
 	}
-	f.info("operator verdicts written (payouts AmbiguousTooLong, checked against the provider's books)", "%d: %s; %d payouts resolved by a verdict (the others by the provider's answer first)",
-		len(verdicts), orNone(kindSummary(byValue)), resolved)
-	f.zero("payouts whose final phase contradicts the operator's verdict", len(wrong), wrong)
-	f.zero("disbursements the provider received after a verdict was written on the payout", len(late), late)
+	f.info("operator verdicts written (payouts and refunds AmbiguousTooLong, checked against the provider's books)",
+		"%d: %s; %d payouts and %d refunds resolved by a verdict (the others by the provider's answer first)",
+		len(verdicts), orNone(kindSummary(byValue)), resolved, resolvedRefunds)
+	f.zero("payouts and refunds whose final phase contradicts the operator's verdict", len(wrong), wrong)
+	f.zero("disbursements and refunds the provider received after a verdict was written on them", len(late), late)
 
 	// Late settlements.
 	var unreported []string
