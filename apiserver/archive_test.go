@@ -538,19 +538,10 @@ func TestCreatesReplayArchivedObjects(t *testing.T) {
 	f.finishPayout(t, payout, true)
 	objs = append(objs, payout)
 
-	// answers sends every request, each Idempotency-Key's record without its stored answer (a
-	// retry while the first request was in flight), so each runs its create again.
+	// answers sends every request, each Idempotency-Key's record without its stored answer and
+	// released (the first request ended without one), so each runs its create again.
 	answers := func() map[string]exchange {
-		var keys paygatev1.IdempotencyKeyList
-		if err := f.k8s.List(context.Background(), &keys); err != nil {
-			t.Fatal(err)
-		}
-		for i := range keys.Items {
-			keys.Items[i].Spec.Response = nil
-			if err := f.k8s.Update(context.Background(), &keys.Items[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
+		clearStoredAnswers(t, f.k8s)
 		out := map[string]exchange{}
 		for _, r := range requests {
 			out[r.name] = do(t, c, r.method, r.target, r.body, r.header)

@@ -336,8 +336,8 @@ func (s *Server) keptSubscriptionResponse(ctx context.Context, _ string, rec *pa
 	if err != nil || sub == nil {
 		return response{}, false, err
 	}
-	resp, ok := keptResponse(sub)
-	return resp, ok, nil
+	resp, _ := keptResponse(sub) // created before answers were kept there: status 0
+	return resp, true, nil
 }
 
 // doCreateSubscription checks the body and the plan, records the customer's consent and creates

@@ -296,25 +296,34 @@ func isAPIError(err error, status int, label string) bool {
 }
 
 // clearStoredResponses takes the fixture back to the moment before the first request with each
-// Idempotency-Key stored its answer: a retry then runs the create again.
+// Idempotency-Key stored its answer, as if it had then ended without one (released its key): a
+// retry then runs the create again.
 func (f *exchangeFixture) clearStoredResponses(t *testing.T) {
 	t.Helper()
+	clearStoredAnswers(t, f.k8s)
+}
+
+// clearStoredAnswers forgets every IdempotencyKey's stored answer and releases the key.
+func clearStoredAnswers(t testing.TB, k8s client.Client) {
+	t.Helper()
 	var keys paygatev1.IdempotencyKeyList
-	if err := f.k8s.List(t.Context(), &keys); err != nil {
+	if err := k8s.List(context.Background(), &keys); err != nil {
 		t.Fatal(err)
 	}
 	for i := range keys.Items {
 		keys.Items[i].Spec.Response = nil
-		if err := f.k8s.Update(t.Context(), &keys.Items[i]); err != nil {
+		metav1.SetMetaDataAnnotation(&keys.Items[i].ObjectMeta, annotationClaimReleased, "true")
+		if err := k8s.Update(context.Background(), &keys.Items[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
 // TestBillingRetryWhileTheFirstIsInFlight: a request that repeats an Idempotency-Key after the
-// first created its plan or subscription, but before it stored its answer, meets the object the
-// first made: it answers with it (same plan, same subscription id and consent), never 409
-// DUPLICATE_PLAN_CODE and never a second subscription.
+// first created its plan or subscription but ended before it stored its answer meets the object
+// the first made: it answers with it (same plan, same subscription id and consent), never 409
+// DUPLICATE_PLAN_CODE and never a second subscription. (A retry while the first is still running
+// waits for it: TestRetryWaitsForTheRequestHoldingItsKey.)
 func TestBillingRetryWhileTheFirstIsInFlight(t *testing.T) {
 	f := newExchangeFixture(t)
 	ctx := t.Context()

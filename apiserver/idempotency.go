@@ -68,9 +68,10 @@ func keptResponse(obj metav1.Object) (response, bool) {
 	return response{status: http.StatusOK, body: []byte(body), kept: true}, true
 }
 
-// keptLookup finds the answer kept on the object a claim created, if it is created yet: found
-// false otherwise, and the request then runs. idemKey is what do receives: the record's name. Each create route that keeps its answers has
-// one; nil for the others.
+// keptLookup finds the object a claim created and the answer kept on it: found false while it is
+// not created; resp.status 0 when it was created before answers were kept there (the request
+// then runs, and answers from the object). idemKey is what do receives: the record's name. Each
+// create route that keeps its answers has one; nil for the others.
 type keptLookup func(ctx context.Context, idemKey string, rec *paygatev1.IdempotencyKey) (resp response, found bool, err error)
 
 func jsonResponse(status int, v any) response {
@@ -110,8 +111,8 @@ func (r response) write(w http.ResponseWriter) {
 // claimed by creating an IdempotencyKey object whose name derives from the merchant, the
 // environment and the key; the API server lets one request create it. A retry with the same body
 // replays the stored response; with another body it is refused. A retry that arrives while the
-// first request is still running runs do as well: do is idempotent itself (the payment's name
-// derives from ref_trx, and the payment remembers the key), so both answer with one payment.
+// first request is still running waits for its answer (awaitClaim), and runs do in its place
+// only when that request ended without a kept answer or died.
 func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, do func(ctx context.Context, idemKey string) response) {
 	s.runIdempotent(w, r, r.Header.Get("Idempotency-Key"), do, nil)
 }
@@ -159,16 +160,14 @@ func (s *Server) runIdempotent(w http.ResponseWriter, r *http.Request, key strin
 		writeError(w, apiErr)
 		return
 	}
-	if replay == nil && !claimed && kept != nil {
+	if replay == nil && !claimed {
 		// Claimed by an earlier request whose answer the record does not hold: kept on the object
-		// it created, or the earlier request is still running (or failed before creating).
-		resp, found, err := kept(ctx, rec.Name, rec)
-		if err != nil {
-			s.serverError("Reading the object of an idempotency key", err).write(w)
+		// it created, or the earlier request is still running, gave up (an answer not kept) or
+		// died. Wait for its answer, or hold the key in its place.
+		rec, replay, apiErr = s.awaitClaim(ctx, c, key, hash, rec, kept)
+		if apiErr != nil {
+			writeError(w, apiErr)
 			return
-		}
-		if found {
-			replay = &paygatev1.StoredResponse{StatusCode: int32(resp.status), Body: string(resp.body)}
 		}
 	}
 	if replay != nil {
@@ -183,18 +182,156 @@ func (s *Server) runIdempotent(w http.ResponseWriter, r *http.Request, key strin
 	}
 	resp := do(context.WithValue(ctx, idempotencyRecordKey{}, rec), rec.Name)
 	switch {
+	case resp.status >= 500 || resp.status == http.StatusTooManyRequests:
+		// Not kept: the next request with the key runs the create again, at once.
+		s.releaseClaim(ctx, rec)
 	case strings.HasPrefix(key, signatureKeyPrefix) && resp.status >= 300:
 		// A refused request leaves nothing behind: the key a signature stood in for goes, and a
-		// replay of the refusal is refused afresh.
-		if err := s.opts.Writer.Delete(ctx, rec); client.IgnoreNotFound(err) != nil {
+		// replay of the refusal is refused afresh. (A refusal never follows a create: the
+		// object a later claim of the key makes is the first.)
+		uid := rec.UID
+		if err := s.opts.Writer.Delete(ctx, rec, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
 			s.opts.Log.Error(err, "Forgetting the signature key of a refused request", "idempotencyKey", rec.Name)
 		}
 	case resp.kept:
 		// Kept on the object the request created: a replay reads it there.
-	case resp.status < 500 && resp.status != http.StatusTooManyRequests:
+	default:
 		s.storeIdempotentResponse(ctx, rec, resp)
 	}
 	resp.write(w)
+}
+
+// The request running a key's create holds the key's record: the request that created it, or
+// one that took it over (annotationClaimedAt) once it was released or stale. At most one request
+// runs a key's create at a time, so a create never decides from a view its twin is changing (a
+// retry that refused a refund from the cache while the first try was creating it would have kept,
+// and replayed for ever, a refusal of a refund that exists).
+const (
+	// annotationClaimedAt on an IdempotencyKey is when the request holding it took it over
+	// (RFC 3339, the API server's clock); without it, the record's creation (spec.expiresAt less
+	// the key's retention).
+	annotationClaimedAt = "paygate.dev/claimed-at"
+	// annotationClaimReleased on an IdempotencyKey: the request holding it ended with an answer
+	// that is not kept (500 or more, 429); the next request with the key runs the create.
+	annotationClaimReleased = "paygate.dev/claim-released"
+)
+
+// claimWaitLimit bounds how long a request waits for the request holding its key; it then
+// answers 409 (busy, retry). A holder that stops answering is taken over sooner: its claim is
+// stale createTimeout after it was made, when its create's context has ended.
+const claimWaitLimit = 20 * time.Second
+
+// claimedAt is when the request holding rec took it.
+func claimedAt(rec *paygatev1.IdempotencyKey) time.Time {
+	if at, err := time.Parse(time.RFC3339Nano, rec.Annotations[annotationClaimedAt]); err == nil {
+		return at
+	}
+	return rec.Spec.ExpiresAt.Add(-idempotencyRetention)
+}
+
+// awaitClaim waits while another request holds rec (the key claimed, its answer neither stored
+// nor kept): it returns the answer to replay once the holder has one, or rec taken over (held by
+// this request, which then runs the create) once the holder released it or its claim is stale.
+func (s *Server) awaitClaim(ctx context.Context, c *caller, key, hash string, rec *paygatev1.IdempotencyKey, kept keptLookup) (*paygatev1.IdempotencyKey, *paygatev1.StoredResponse, *APIError) {
+	deadline := time.Now().Add(s.claimWait())
+	pause := 10 * time.Millisecond
+	for {
+		if rec.Spec.Response != nil {
+			return rec, rec.Spec.Response, nil
+		}
+		if kept != nil {
+			resp, found, err := kept(ctx, rec.Name, rec)
+			if err != nil {
+				return nil, nil, s.serverError("Reading the object of an idempotency key", err).err
+			}
+			switch {
+			case found && resp.status != 0:
+				return rec, &paygatev1.StoredResponse{StatusCode: int32(resp.status), Body: string(resp.body)}, nil
+			case found:
+				return rec, nil, nil // created, its answer not kept on it: the create answers from it
+			}
+		}
+		now := s.opts.Clock.Now()
+		if _, released := rec.Annotations[annotationClaimReleased]; released || !now.Before(claimedAt(rec).Add(createTimeout)) {
+			next := rec.DeepCopy()
+			if next.Annotations == nil {
+				next.Annotations = map[string]string{}
+			}
+			delete(next.Annotations, annotationClaimReleased)
+			next.Annotations[annotationClaimedAt] = now.UTC().Format(time.RFC3339Nano)
+			err := s.opts.Writer.Update(ctx, next)
+			if err == nil {
+				return next, nil, nil
+			}
+			if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+				return nil, nil, s.serverError("Taking over an idempotency key", err).err
+			}
+			// Another request took it over, stored an answer or deleted it: look again.
+		} else if time.Now().After(deadline) {
+			return nil, nil, &APIError{Status: http.StatusConflict, Label: LabelIdempotencyKeyReused,
+				Message: "A request with this Idempotency-Key is still running; retry the request."}
+		} else {
+			t := time.NewTimer(pause)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, nil, s.serverError("Waiting for a request with the same idempotency key", ctx.Err()).err
+			case <-t.C:
+			}
+			pause = min(2*pause, 200*time.Millisecond)
+		}
+		fresh := &paygatev1.IdempotencyKey{}
+		err := s.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(rec), fresh)
+		switch {
+		case apierrors.IsNotFound(err):
+			// The holder's refusal forgot a signature's key: claim it afresh.
+			var claimed bool
+			var replay *paygatev1.StoredResponse
+			var apiErr *APIError
+			fresh, claimed, replay, apiErr = s.claimIdempotencyKey(ctx, c, key, hash)
+			if apiErr != nil || replay != nil || claimed {
+				return fresh, replay, apiErr
+			}
+		case err != nil:
+			return nil, nil, s.serverError("Reading an idempotency key", err).err
+		case fresh.Spec.RequestHash != hash:
+			return nil, nil, &APIError{Status: http.StatusConflict, Label: LabelIdempotencyKeyReused,
+				Message: "This Idempotency-Key was already used with a different request."}
+		}
+		rec = fresh
+	}
+}
+
+// claimWait is claimWaitLimit, or the test's own.
+func (s *Server) claimWait() time.Duration {
+	if s.claimWaitLimit > 0 {
+		return s.claimWaitLimit
+	}
+	return claimWaitLimit
+}
+
+// releaseClaim marks rec released after an answer that is not kept, so the next request with the
+// key runs at once instead of waiting for the claim to go stale; nothing when another request
+// holds it now. A failed release only delays the next request until then.
+func (s *Server) releaseClaim(ctx context.Context, rec *paygatev1.IdempotencyKey) {
+	held := rec.Annotations[annotationClaimedAt]
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		fresh := &paygatev1.IdempotencyKey{}
+		if err := s.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(rec), fresh); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if fresh.Spec.Response != nil || fresh.Annotations[annotationClaimedAt] != held {
+			return nil
+		}
+		if fresh.Annotations == nil {
+			fresh.Annotations = map[string]string{}
+		}
+		fresh.Annotations[annotationClaimReleased] = "true"
+		return s.opts.Writer.Update(ctx, fresh)
+	})
+	if err != nil {
+		s.opts.Log.Error(err, "Releasing an idempotency key", "idempotencyKey", rec.Name)
+	}
 }
 
 type idempotencyRecordKey struct{}

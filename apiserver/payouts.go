@@ -77,8 +77,8 @@ func (s *Server) keptPayoutResponse(ctx context.Context, key string, rec *paygat
 	if err != nil || p == nil {
 		return response{}, false, err
 	}
-	resp, ok := keptResponse(p)
-	return resp, ok, nil
+	resp, _ := keptResponse(p) // created before answers were kept there: status 0
+	return resp, true, nil
 }
 
 // doCreatePayout validates the request, checks the balance the cache shows, and records the

@@ -96,8 +96,8 @@ func (s *Server) keptRefundResponse(ctx context.Context, key string, rec *paygat
 	if err != nil || rf == nil {
 		return response{}, false, err
 	}
-	resp, ok := keptResponse(rf)
-	return resp, ok, nil
+	resp, _ := keptResponse(rf) // created before answers were kept there: status 0
+	return resp, true, nil
 }
 
 // refundSource is what a refund returns money from: the payment's collecting push attempt, the

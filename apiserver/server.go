@@ -108,6 +108,8 @@ type Server struct {
 	lists *listIndexes
 	// listObserver, when set (tests), is told what each list request read.
 	listObserver func(list string, st listStats)
+	// claimWaitLimit, when set (tests), replaces the package's claimWaitLimit.
+	claimWaitLimit time.Duration
 }
 
 // New builds a Server, filling defaults.

@@ -669,6 +669,16 @@ func (h *harness) checkEvents(w *world, f *figures) {
 		return n
 	}
 	var wrong []string
+	// oneOutcome: a terminal object has exactly one event of its kind, the one its outcome names.
+	oneOutcome := func(kind, name, uid, phase string, failed bool, completed, failedType string) {
+		want := completed
+		if failed {
+			want = failedType
+		}
+		if n := count(uid, completed, failedType); n != 1 || count(uid, want) != 1 {
+			wrong = append(wrong, fmt.Sprintf("%s %s (%s) has %d %s events", kind, name, phase, n, kind))
+		}
+	}
 	for i := range w.payments {
 		p := &w.payments[i]
 		if !paymentTerminal(p) || p.Labels[paygatev1.LabelInvoice] != "" {
@@ -676,38 +686,19 @@ func (h *harness) checkEvents(w *world, f *figures) {
 			// carry it (docs/billing.md, Events), counted below.
 			continue
 		}
-		want := paygate.EventPaymentCompleted
-		if p.Status.Phase == paygatev1.PaymentFailed {
-			want = paygate.EventPaymentFailed
-		}
-		if n := count(string(p.UID), paygate.EventPaymentCompleted, paygate.EventPaymentFailed); n != 1 || count(string(p.UID), want) != 1 {
-			wrong = append(wrong, fmt.Sprintf("payment %s (%s) has %d payment events", p.Name, p.Status.Phase, n))
-		}
+		oneOutcome("payment", p.Name, string(p.UID), string(p.Status.Phase), p.Status.Phase == paygatev1.PaymentFailed,
+			paygate.EventPaymentCompleted, paygate.EventPaymentFailed)
 	}
 	for i := range w.payouts {
-		p := &w.payouts[i]
-		if !payoutTerminal(p) {
-			continue
-		}
-		want := paygate.EventPayoutCompleted
-		if p.Status.Phase == paygatev1.PayoutFailed {
-			want = paygate.EventPayoutFailed
-		}
-		if n := count(string(p.UID), paygate.EventPayoutCompleted, paygate.EventPayoutFailed); n != 1 || count(string(p.UID), want) != 1 {
-			wrong = append(wrong, fmt.Sprintf("payout %s (%s) has %d payout events", p.Name, p.Status.Phase, n))
+		if p := &w.payouts[i]; payoutTerminal(p) {
+			oneOutcome("payout", p.Name, string(p.UID), string(p.Status.Phase), p.Status.Phase == paygatev1.PayoutFailed,
+				paygate.EventPayoutCompleted, paygate.EventPayoutFailed)
 		}
 	}
 	for i := range w.refunds {
-		r := &w.refunds[i]
-		if !r.Terminal() {
-			continue
-		}
-		want := paygate.EventRefundCompleted
-		if r.Status.Phase == paygatev1.RefundFailed {
-			want = paygate.EventRefundFailed
-		}
-		if n := count(string(r.UID), paygate.EventRefundCompleted, paygate.EventRefundFailed); n != 1 || count(string(r.UID), want) != 1 {
-			wrong = append(wrong, fmt.Sprintf("refund %s (%s) has %d refund events", r.Name, r.Status.Phase, n))
+		if r := &w.refunds[i]; r.Terminal() {
+			oneOutcome("refund", r.Name, string(r.UID), string(r.Status.Phase), r.Status.Phase == paygatev1.RefundFailed,
+				paygate.EventRefundCompleted, paygate.EventRefundFailed)
 		}
 	}
 	failedCharges := map[string]int{}
