@@ -177,6 +177,18 @@ func storeRecord(r attempt.Record, now time.Time, phase *paygatev1.AttemptPhase,
 	*watchUntil = microOrNil(r.WatchUntil)
 }
 
+// defaultPollInterval is how often an attempt in flight is queried when a reconciler's
+// PollInterval is not set.
+const defaultPollInterval = 2 * time.Second
+
+// orDefault is d, or def when d is not set.
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
 // describeSendError is how an event names a send whose outcome is unknown.
 func describeSendError(reference string, err error) string {
 	return fmt.Sprintf("%s: outcome unknown, will ask the provider (%v)", reference, err)

@@ -504,10 +504,7 @@ func (r *PaymentReconciler) providerFor(ctx context.Context, p *paygatev1.Paymen
 }
 
 func (r *PaymentReconciler) pollInterval() time.Duration {
-	if r.PollInterval > 0 {
-		return r.PollInterval
-	}
-	return 2 * time.Second
+	return orDefault(r.PollInterval, defaultPollInterval)
 }
 
 // ptrTime is t as a payment records it: to the microsecond (docs/payments.md, Timestamps).

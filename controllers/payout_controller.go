@@ -5,7 +5,6 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -79,14 +78,27 @@ type PayoutReconciler struct {
 	FirstAttempts *WebhookFirstAttempts
 }
 
-type payoutScope struct {
-	payout *paygatev1.Payout
-	patch  *statusPatch[*paygatev1.Payout]
-	now    time.Time
-	// resolvedByOperator: this pass ended the payout as the resolve annotation says.
-	resolvedByOperator bool
-	// sent: this pass wrote a disbursement ahead and sent it.
-	sent bool
+// payoutKind gives the steps payouts share with refunds (outgoing.go) the words, reasons and
+// status fields of payouts.
+var payoutKind = outgoingKind[*paygatev1.Payout]{
+	name: "payout", operation: "disbursement", action: "Disburse",
+	resolveAnnotation: paygatev1.AnnotationResolvePayout,
+	reasonAmbiguous:   ReasonPayoutAmbiguous, reasonResolved: ReasonPayoutResolved,
+	readySucceeded: readyWords{ReasonPayoutSucceeded, "Payout disbursed"},
+	readyFailed:    readyWords{ReasonPayoutFailed, "Payout failed: "},
+	readyInFlight:  readyWords{ReasonDisbursing, "Waiting for the provider to complete the disbursement"},
+	status:         payoutStatus,
+	fields: func(p *paygatev1.Payout) outgoingStatus {
+		st := &p.Status
+		return outgoingStatus{attempt: &st.Attempt, reason: &st.Reason, remark: &st.Remark, updatedAt: &st.UpdatedAt,
+			conditions: &st.Conditions, observedGeneration: &st.ObservedGeneration}
+	},
+	setPending: func(p *paygatev1.Payout) {
+		if p.Status.Phase == "" {
+			p.Status.Phase = paygatev1.PayoutPending
+		}
+	},
+	succeeded: func(p *paygatev1.Payout) bool { return p.Status.Phase == paygatev1.PayoutSuccess },
 }
 
 func payoutStatus(p *paygatev1.Payout) any { return &p.Status }
@@ -100,59 +112,15 @@ func (r *PayoutReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 	if err := r.Get(ctx, req.NamespacedName, p); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	s := newOutgoingScope(&payoutKind, r.Client, r.Recorder, p, r.Clock.Now())
 	if p.Terminal() {
-		// Terminal payouts never change, except that Ready says how they ended: the balance
-		// controller fails a payout it cannot cover without summarizing it. Their event is born
-		// from the stored terminal state.
-		patch := newStatusPatch(r.Client, p, payoutStatus)
-		summarizePayout(p, nil)
-		if err := patch.Patch(ctx, p); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(fmt.Errorf("patching payout status: %w", err))
-		}
-		if err := r.emitEvent(ctx, p); err != nil {
-			return ctrl.Result{}, err
-		}
-		return r.watchAttempt(ctx, &payoutScope{payout: p, patch: patch, now: r.Clock.Now()})
+		// Only Ready, the event and the watch of an attempt an operator resolved (endedPass).
+		return s.endedPass(ctx, r.emitEvent, r.watchAttempt)
 	}
-	patch := newStatusPatch(r.Client, p, payoutStatus)
-	s := &payoutScope{payout: p, patch: patch, now: r.Clock.Now()}
-	defer func() {
-		summarizePayout(p, retErr)
-		if patch.Changed(p) {
-			p.Status.UpdatedAt = ptrTime(s.now)
-		}
-		if err := patch.Patch(ctx, p); err != nil {
-			retErr = errors.Join(retErr, client.IgnoreNotFound(fmt.Errorf("patching payout status: %w", err)))
-		}
-	}()
+	defer s.finish(ctx, &retErr)
 	// An operator's resolution applies, and an unresolved disbursement is flagged to them, even
 	// when the provider cannot be asked: that is when operators step in.
 	return runSteps(ctx, s, independent(r.driveAttempt, r.watchAmbiguity))
-}
-
-// summarizePayout sets the Ready condition and observedGeneration from what the pass did.
-func summarizePayout(p *paygatev1.Payout, reconcileErr error) {
-	if p.Status.Phase == "" {
-		p.Status.Phase = paygatev1.PayoutPending
-	}
-	status, reason, msg := metav1.ConditionFalse, ReasonAwaitingReservation, "Waiting for the balance to reserve the amount"
-	switch a := p.Status.Attempt; {
-	case p.Status.Phase == paygatev1.PayoutSuccess:
-		status, reason, msg = metav1.ConditionTrue, ReasonPayoutSucceeded, "Payout disbursed"
-	case p.Status.Phase == paygatev1.PayoutFailed:
-		reason, msg = ReasonPayoutFailed, "Payout failed: "+p.Status.Reason
-	case a != nil && a.Phase == paygatev1.AttemptAmbiguous:
-		status, reason, msg = metav1.ConditionUnknown, ReasonAttemptAmbiguous, "The provider cannot tell yet whether money moved; asking again"
-	case a != nil:
-		reason, msg = ReasonDisbursing, "Waiting for the provider to complete the disbursement"
-	}
-	if reconcileErr != nil && !p.Terminal() {
-		reason, msg = failureReason(reconcileErr)
-	}
-	setReady(&p.Status.Conditions, p.Generation, status, reason, msg)
-	if reconcileErr == nil {
-		p.Status.ObservedGeneration = p.Generation
-	}
 }
 
 // driveAttempt runs the attempt engine (internal/attempt) on the payout's disbursement: it checks
@@ -160,21 +128,9 @@ func summarizePayout(p *paygatev1.Payout, reconcileErr error) {
 // disbursement in flight, and applies an operator's verdict (annotation paygate.dev/resolve-payout)
 // on the send it names, never in a pass that sends (docs/payouts.md).
 func (r *PayoutReconciler) driveAttempt(ctx context.Context, s *payoutScope) (ctrl.Result, error) {
-	p := s.payout
+	p := s.obj
 	a := p.Status.Attempt
-	in := attempt.Input{Now: s.now, Poll: r.pollInterval(), Watch: r.AttemptWatch,
-		OperatorAsked: meta.IsStatusConditionTrue(p.Status.Conditions, paygatev1.ConditionAmbiguousTooLong)}
-	if raw := p.Annotations[paygatev1.AnnotationResolvePayout]; raw != "" {
-		v, ok := ParsePayoutVerdict(raw)
-		if !ok {
-			if a != nil && attemptInFlight(a.Phase) {
-				r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPayoutAmbiguous, "Resolve",
-					"Ignoring %s=%q: use success or failed, followed by /<send> once the disbursement was sent more than once", paygatev1.AnnotationResolvePayout, raw)
-			}
-		} else {
-			in.Verdict = &v
-		}
-	}
+	in := s.attemptInput(r.pollInterval(), r.AttemptWatch)
 	var provErr error
 	calls := r.attemptCalls(s)
 	switch {
@@ -192,18 +148,7 @@ func (r *PayoutReconciler) driveAttempt(ctx context.Context, s *payoutScope) (ct
 	default:
 		return ctrl.Result{}, nil
 	}
-	st, err := runAttempt(ctx, in, calls)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	r.applyDecision(s, st)
-	if st.providerErr != nil {
-		provErr = errors.Join(provErr, asProviderError(fmt.Errorf("asking the provider about disbursement %s: %w", p.Status.Attempt.Reference, st.providerErr)))
-	}
-	if p.Terminal() {
-		return ctrl.Result{}, nil
-	}
-	return ctrl.Result{RequeueAfter: st.decision.RetryAfter}, provErr
+	return s.decide(ctx, in, calls, provErr, r.applyDecision)
 }
 
 // ParsePayoutVerdict reads the resolve annotation: success or failed, optionally followed by
@@ -231,7 +176,7 @@ func ParsePayoutVerdict(raw string) (attempt.Verdict, bool) {
 // gatesPass checks the gates of a reserved payout again before its disbursement, failing it when
 // one no longer holds.
 func (r *PayoutReconciler) gatesPass(ctx context.Context, s *payoutScope) (bool, error) {
-	p := s.payout
+	p := s.obj
 	m := &paygatev1.Merchant{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: p.Spec.MerchantRef.Name}, m); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -255,63 +200,29 @@ func (r *PayoutReconciler) gatesPass(ctx context.Context, s *payoutScope) (bool,
 
 // attemptCalls are the payout's provider calls and its write-ahead, for the engine's shell.
 func (r *PayoutReconciler) attemptCalls(s *payoutScope) attemptCalls {
-	p := s.payout
-	return attemptCalls{
+	p := s.obj
+	return s.writingAhead(attemptCalls{
 		send: func(ctx context.Context, prov provider.Provider) (provider.Result, error) {
 			return prov.Disburse(ctx, r.disbursementRequest(p))
 		},
 		query: func(ctx context.Context, prov provider.Provider) (provider.Result, error) {
 			return prov.DisbursementStatus(ctx, r.disbursementRequest(p))
 		},
-		writeAhead: func(ctx context.Context, rec attempt.Record) error {
-			if p.Status.Attempt == nil {
-				p.Status.Phase = paygatev1.PayoutProcessing
-				p.Status.Attempt = &paygatev1.DisbursementAttempt{Reference: p.DisbursementReference(), StartedAt: *ptrTime(rec.StartedAt)}
-			}
-			a := p.Status.Attempt
-			storeRecord(rec, s.now, &a.Phase, &a.Code, &a.Sends, &a.LastSentAt, &a.WatchUntil, &a.FinishedAt)
-			p.Status.UpdatedAt = ptrTime(s.now)
-			if err := s.patch.Patch(ctx, p); err != nil {
-				return fmt.Errorf("recording disbursement %s: %w", a.Reference, err)
-			}
-			s.sent = true
-			return nil
-		},
-		recorded: func() (provider.Result, bool) {
-			if a := p.Status.Attempt; a != nil {
-				return recordedCallback(p.Annotations, a.Reference)
-			}
-			return provider.Result{}, false
-		},
 		sent:     func() { hitFailpoint(failpoint.PayoutAttemptRecorded) },
 		answered: func() { hitFailpoint(failpoint.PayoutProviderAnswered) },
-	}
-}
-
-// disbursementRecord is the engine's view of a disbursement attempt.
-func disbursementRecord(a *paygatev1.DisbursementAttempt) attempt.Record {
-	return recordOf(a.Phase, a.Code, a.StartedAt, a.Sends, a.LastSentAt, a.WatchUntil)
+	}, func(startedAt time.Time) {
+		p.Status.Phase = paygatev1.PayoutProcessing
+		p.Status.Attempt = &paygatev1.DisbursementAttempt{Reference: p.DisbursementReference(), StartedAt: *ptrTime(startedAt)}
+	})
 }
 
 // applyDecision stores what the engine decided in the payout's status; what it announces waits for
 // the write (statusPatch.OnWrite).
 func (r *PayoutReconciler) applyDecision(s *payoutScope, st attemptStep) {
-	p, d := s.payout, st.decision
-	a := p.Status.Attempt
+	p, d := s.obj, st.decision
+	a := s.storeDecision(st)
 	if a == nil {
 		return // nothing was sent: a payout has no deadline, so only a send creates its attempt
-	}
-	storeRecord(d.Record, s.now, &a.Phase, &a.Code, &a.Sends, &a.LastSentAt, &a.WatchUntil, &a.FinishedAt)
-	if st.hasResult {
-		if st.result.ProviderReference != "" {
-			a.ProviderReference = st.result.ProviderReference
-		}
-		if st.result.Remark != "" {
-			p.Status.Remark = st.result.Remark
-		}
-	}
-	if (a.Phase == paygatev1.AttemptPending || a.Phase == paygatev1.AttemptAmbiguous) && a.AmbiguousSince == nil {
-		a.AmbiguousSince = ptrTime(s.now)
 	}
 	if st.sendErr != nil {
 		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonDisbursementUnknown, "Disburse", "Disbursement %s", describeSendError(a.Reference, st.sendErr))
@@ -326,26 +237,7 @@ func (r *PayoutReconciler) applyDecision(s *payoutScope, st attemptStep) {
 	case attempt.RecallKnows:
 		recall.knows(&p.Status.Conditions, p.Generation)
 	}
-	env := string(p.Spec.Environment)
-	switch d.Outcome {
-	case attempt.OutcomeSucceeded:
-		r.succeed(s)
-	case attempt.OutcomeFailed:
-		r.fail(s, d.Code, "the provider reported "+d.Code)
-	case attempt.OutcomeResolvedSuccess, attempt.OutcomeResolvedFailed:
-		verdict := "success"
-		if d.Outcome == attempt.OutcomeResolvedSuccess {
-			r.succeed(s)
-		} else {
-			verdict = "failed"
-			r.fail(s, string(paygatev1.PayoutResolvedFailed), "an operator resolved the disbursement as not paid")
-		}
-		s.resolvedByOperator = true
-		s.patch.OnWrite(func() {
-			r.Recorder.Eventf(p, nil, corev1.EventTypeNormal, ReasonPayoutResolved, "Resolve", "An operator resolved the payout as %s", verdict)
-			metrics.AttemptWatches.WithLabelValues("disbursement", env, "started").Inc()
-		})
-	}
+	s.applyOutcome(d, r.succeed, r.fail, string(paygatev1.PayoutResolvedFailed))
 }
 
 // watchAttempt keeps asking the provider about the disbursement of a payout an operator resolved
@@ -354,52 +246,29 @@ func (r *PayoutReconciler) applyDecision(s *payoutScope, st attemptStep) {
 // was released; FailedAfterSuccess: the money never left although it counts as paid out), a
 // Warning event and the metric, for an operator to reconcile.
 func (r *PayoutReconciler) watchAttempt(ctx context.Context, s *payoutScope) (ctrl.Result, error) {
-	p := s.payout
-	a := p.Status.Attempt
-	if a == nil || a.WatchUntil == nil {
-		return ctrl.Result{}, nil
-	}
-	ended := attempt.EndedFailed
-	if p.Status.Phase == paygatev1.PayoutSuccess {
-		ended = attempt.EndedSucceeded
-	}
-	in := attempt.Input{Record: disbursementRecord(a), Ended: ended, Now: s.now, Poll: r.pollInterval(), Watch: r.AttemptWatch}
-	st, acted, err := watchEnded(ctx, in, r.attemptCalls(s), func() provider.Provider { prov, _ := r.providerFor(ctx, p); return prov })
-	if err != nil || !acted {
-		return ctrl.Result{RequeueAfter: st.decision.RetryAfter}, err
-	}
-	d := st.decision
-	storeRecord(d.Record, s.now, &a.Phase, &a.Code, &a.Sends, &a.LastSentAt, &a.WatchUntil, &a.FinishedAt)
-	watchNews{obj: p, conditions: &p.Status.Conditions, generation: p.Generation, announce: s.patch.OnWrite, recorder: r.Recorder,
-		operation: "disbursement", env: p.Spec.Environment, reference: a.Reference,
-		late: func(o attempt.Outcome) string {
+	p := s.obj
+	return s.watch(ctx, r.pollInterval(), r.AttemptWatch, r.attemptCalls(s),
+		func() provider.Provider { prov, _ := r.providerFor(ctx, p); return prov },
+		func(o attempt.Outcome, ref string) string {
 			if o == attempt.OutcomeLateFailure {
-				return fmt.Sprintf("The provider failed disbursement %s after an operator resolved the payout as paid: the money never reached the settlement number; reconcile it", a.Reference)
+				return fmt.Sprintf("The provider failed disbursement %s after an operator resolved the payout as paid: the money never reached the settlement number; reconcile it", ref)
 			}
-			return fmt.Sprintf("The provider paid disbursement %s after an operator resolved the payout as failed: the amount left the float but counts as available again; reconcile it", a.Reference)
-		},
-	}.tell(d, in.Record.Watched(s.now))
-	if err := s.patch.Patch(ctx, p); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(fmt.Errorf("recording what the provider says of watched disbursement %s: %w", a.Reference, err))
-	}
-	return ctrl.Result{RequeueAfter: d.RetryAfter}, nil
+			return fmt.Sprintf("The provider paid disbursement %s after an operator resolved the payout as failed: the amount left the float but counts as available again; reconcile it", ref)
+		})
 }
 
 // watchAmbiguity raises AmbiguousTooLong when the provider has not answered finally within
 // AmbiguousAfter (whether or not it could be asked in this pass), and clears it once the payout
 // has a final answer, the provider's or an operator's.
 func (r *PayoutReconciler) watchAmbiguity(_ context.Context, s *payoutScope) (ctrl.Result, error) {
-	p := s.payout
-	a := p.Status.Attempt
-	if a == nil || p.Terminal() || !attemptInFlight(a.Phase) {
-		if meta.FindStatusCondition(p.Status.Conditions, paygatev1.ConditionAmbiguousTooLong) != nil {
-			reason, msg := ReasonAnsweredInTime, "The provider gave a final answer"
-			if s.resolvedByOperator {
-				reason, msg = ReasonPayoutResolved, "An operator resolved the payout"
-			}
-			meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: paygatev1.ConditionAmbiguousTooLong,
-				Status: metav1.ConditionFalse, Reason: reason, Message: msg, ObservedGeneration: p.Generation})
+	p := s.obj
+	a := s.inFlight()
+	if a == nil {
+		reason, msg := ReasonAnsweredInTime, "The provider gave a final answer"
+		if s.resolvedByOperator {
+			reason, msg = ReasonPayoutResolved, "An operator resolved the payout"
 		}
+		s.clearAmbiguity(reason, msg)
 		return ctrl.Result{}, nil
 	}
 	// Unresolved since the provider first left it open, or, for an attempt it never answered (it
@@ -418,28 +287,18 @@ func (r *PayoutReconciler) watchAmbiguity(_ context.Context, s *payoutScope) (ct
 		meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: paygatev1.ConditionAmbiguousTooLong,
 			Status: metav1.ConditionFalse, Reason: ReasonSentAgain, Message: "The disbursement was sent again; waiting for the provider", ObservedGeneration: p.Generation})
 	}
-	left := since.Add(r.ambiguousAfter()).Sub(s.now)
-	if left > 0 {
-		return ctrl.Result{RequeueAfter: left}, nil
-	}
-	if !meta.IsStatusConditionTrue(p.Status.Conditions, paygatev1.ConditionAmbiguousTooLong) {
+	return s.askOperator(since.Time, r.ambiguousAfter(), func() string {
 		verdict := "success or failed"
 		if n := disbursementRecord(a).SendCount(); n > 1 {
 			verdict = fmt.Sprintf("success/%d or failed/%d (send %d)", n, n, n)
 		}
-		msg := fmt.Sprintf("The provider has not confirmed disbursement %s for %s; check with the provider, then annotate %s=%s",
+		return fmt.Sprintf("The provider has not confirmed disbursement %s for %s; check with the provider, then annotate %s=%s",
 			a.Reference, r.ambiguousAfter(), paygatev1.AnnotationResolvePayout, verdict)
-		meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: paygatev1.ConditionAmbiguousTooLong,
-			Status: metav1.ConditionTrue, Reason: ReasonPayoutAmbiguous, Message: msg, ObservedGeneration: p.Generation})
-		s.patch.OnWrite(func() {
-			r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPayoutAmbiguous, "Disburse", "%s", msg)
-		})
-	}
-	return ctrl.Result{}, nil
+	}), nil
 }
 
 func (r *PayoutReconciler) succeed(s *payoutScope) {
-	p := s.payout
+	p := s.obj
 	p.Status.Phase, p.Status.Reason = paygatev1.PayoutSuccess, ""
 	latency := -1.0
 	if a := p.Status.Attempt; a != nil && !s.resolvedByOperator {
@@ -456,7 +315,7 @@ func (r *PayoutReconciler) succeed(s *payoutScope) {
 
 // fail ends the payout with code; its reservation stops counting, which releases it.
 func (r *PayoutReconciler) fail(s *payoutScope, code, why string) {
-	p := s.payout
+	p := s.obj
 	p.Status.Phase, p.Status.Reason = paygatev1.PayoutFailed, code
 	s.patch.OnWrite(func() {
 		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, ReasonPayoutFailed, "Disburse", "Payout failed with %s: %s", code, why)
@@ -477,38 +336,20 @@ func (r *PayoutReconciler) providerFor(ctx context.Context, p *paygatev1.Payout)
 }
 
 func (r *PayoutReconciler) pollInterval() time.Duration {
-	if r.PollInterval > 0 {
-		return r.PollInterval
-	}
-	return 2 * time.Second
+	return orDefault(r.PollInterval, defaultPollInterval)
 }
 
 func (r *PayoutReconciler) ambiguousAfter() time.Duration {
-	if r.AmbiguousAfter > 0 {
-		return r.AmbiguousAfter
-	}
-	return DefaultPayoutAmbiguousAfter
-}
-
-func attemptInFlight(phase paygatev1.AttemptPhase) bool {
-	return phase != paygatev1.AttemptSucceeded && phase != paygatev1.AttemptFailed
+	return orDefault(r.AmbiguousAfter, DefaultPayoutAmbiguousAfter)
 }
 
 // emitEvent creates the payout's webhook event, once: its name derives from the payout's UID and
 // the event type. It also counts the payout in paygate_payouts_total, once, where the event is born.
 func (r *PayoutReconciler) emitEvent(ctx context.Context, p *paygatev1.Payout) error {
-	eventType := webhookevents.PayoutEventType(p)
 	env, phase, reason := string(p.Spec.Environment), string(p.Status.Phase), p.Status.Reason
-	return emitOnce(ctx, r.Client, r.APIReader, r.FirstAttempts, r.Clock.Now(), webhookEvent{
-		source:    webhookevents.Source{Kind: "Payout", Object: p, Merchant: p.Spec.MerchantRef.Name, Env: p.Spec.Environment},
-		eventType: eventType,
-		names:     []string{webhookevents.DeliveryName(string(p.UID), eventType)},
-		target: func() (string, error) {
-			return merchantWebhookURL(ctx, r.Client, p.Namespace, p.Spec.MerchantRef.Name, p.Spec.Environment)
-		},
-		data: func() (any, error) { return webhookevents.NewPayoutData(p) },
-		born: func() { metrics.Payouts.WithLabelValues(env, phase, reason).Inc() },
-	})
+	return emitOnce(ctx, r.Client, r.APIReader, r.FirstAttempts, r.Clock.Now(), outgoingEvent(ctx, r.Client, "Payout", p, webhookevents.PayoutEventType(p),
+		func() (any, error) { return webhookevents.NewPayoutData(p) },
+		func() { metrics.Payouts.WithLabelValues(env, phase, reason).Inc() }))
 }
 
 // SetupWithManager watches Payouts and their events.

@@ -14,15 +14,6 @@ import (
 // docs/webhooks-receiver.md), once (emitOnce): its name derives from the refund's UID and the
 // event type. born runs once the event is created.
 func (r *RefundReconciler) refundWebhook(ctx context.Context, rf *paygatev1.Refund, born func()) error {
-	eventType := webhookevents.RefundEventType(rf)
-	return emitOnce(ctx, r.Client, r.APIReader, r.FirstAttempts, r.Clock.Now(), webhookEvent{
-		source:    webhookevents.Source{Kind: "Refund", Object: rf, Merchant: rf.Spec.MerchantRef.Name, Env: rf.Spec.Environment},
-		eventType: eventType,
-		names:     []string{webhookevents.DeliveryName(string(rf.UID), eventType)},
-		target: func() (string, error) {
-			return merchantWebhookURL(ctx, r.Client, rf.Namespace, rf.Spec.MerchantRef.Name, rf.Spec.Environment)
-		},
-		data: func() (any, error) { return webhookevents.NewRefundData(rf) },
-		born: born,
-	})
+	return emitOnce(ctx, r.Client, r.APIReader, r.FirstAttempts, r.Clock.Now(), outgoingEvent(ctx, r.Client, "Refund", rf, webhookevents.RefundEventType(rf),
+		func() (any, error) { return webhookevents.NewRefundData(rf) }, born))
 }
