@@ -253,6 +253,8 @@ func (s *outgoingScope[T]) applyOutcome(d attempt.Decision, succeed func(*outgoi
 	case attempt.OutcomeFailed:
 		fail(s, d.Code, "the provider reported "+d.Code)
 	case attempt.OutcomeResolvedSuccess, attempt.OutcomeResolvedFailed:
+		// Set first: succeed and fail read it (an operator's verdict is no disbursement latency).
+		s.resolvedByOperator = true
 		verdict := "success"
 		if d.Outcome == attempt.OutcomeResolvedSuccess {
 			succeed(s)
@@ -260,7 +262,6 @@ func (s *outgoingScope[T]) applyOutcome(d attempt.Decision, succeed func(*outgoi
 			verdict = "failed"
 			fail(s, resolvedFailed, "an operator resolved the "+s.kind.operation+" as not paid")
 		}
-		s.resolvedByOperator = true
 		_, env := s.obj.Owner()
 		s.patch.OnWrite(func() {
 			s.rec.Eventf(s.obj, nil, corev1.EventTypeNormal, s.kind.reasonResolved, "Resolve", "An operator resolved the %s as %s", s.kind.name, verdict)

@@ -198,3 +198,31 @@ func TestAResultByCallbackOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestDisbursementLatencyIsTheProvidersOnly: a payout the provider paid observes its
+// disbursement's latency; one an operator resolved as paid does not (the time an operator took
+// is no disbursement's).
+func TestDisbursementLatencyIsTheProvidersOnly(t *testing.T) {
+	asked := rulesNow.Add(-10 * time.Minute)
+	for _, tc := range []struct {
+		name      string
+		payout    *paygatev1.Payout
+		prov      *disbursingProvider
+		wantCount uint64
+	}{
+		{"paid, the provider says", unansweredPayout(1, nil, ""), &disbursingProvider{known: true, status: provider.StatusSuccess}, 1},
+		{"resolved paid by an operator", unansweredPayout(1, &asked, "success"), &disbursingProvider{}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.payout.Status.Attempt.Phase = paygatev1.AttemptPending
+			before := histogramCount(t, "sandbox")
+			got := reconcilePayout(t, tc.payout, tc.prov)
+			if got.Status.Phase != paygatev1.PayoutSuccess {
+				t.Fatalf("payout %s/%s, want success", got.Status.Phase, got.Status.Reason)
+			}
+			if n := histogramCount(t, "sandbox") - before; n != tc.wantCount {
+				t.Errorf("%d latencies observed, want %d", n, tc.wantCount)
+			}
+		})
+	}
+}
