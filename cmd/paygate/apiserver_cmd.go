@@ -150,7 +150,7 @@ func runAPIServer(args []string) int {
 	fs := flag.NewFlagSet("paygate apiserver", flag.ContinueOnError)
 	var opts apiserverOptions
 	opts.bindFlags(fs, ":8443")
-	opts.archive.bindFlags(fs)
+	opts.archive.bindFlagsWithPool(fs, defaultApiserverArchiveMaxConns)
 	// Only the standalone apiserver: in `paygate dev` the manager's endpoint serves the same registry.
 	fs.StringVar(&opts.metricsAddr, "metrics-bind-address", "0", "Address the Prometheus /metrics endpoint listens on, apart from the merchant API; 0 disables it.")
 	fs.StringVar(&opts.pprofAddr, "pprof-bind-address", "0", "Address net/http/pprof (CPU and heap profiles) listens on, apart from the merchant API; 0 (the default) disables it. Bind it to loopback or a port no one else reaches.")

@@ -25,9 +25,21 @@ type archiveOptions struct {
 	maxConns int
 }
 
+// Default pool sizes: the manager's archiver uses a few connections at a time; the apiserver holds
+// one through each payment or payout create (the name's lock, docs/archive.md), so its pool bounds
+// how many creates run at once.
+const (
+	defaultArchiveMaxConns          = 8
+	defaultApiserverArchiveMaxConns = 24
+)
+
 func (o *archiveOptions) bindFlags(fs *flag.FlagSet) {
+	o.bindFlagsWithPool(fs, defaultArchiveMaxConns)
+}
+
+func (o *archiveOptions) bindFlagsWithPool(fs *flag.FlagSet, maxConns int) {
 	fs.StringVar(&o.dsnFile, "archive-dsn-file", "", "File holding the PostgreSQL DSN of the archive (a mounted Secret); also read from "+EnvArchiveDSN+". Empty: no archive.")
-	fs.IntVar(&o.maxConns, "archive-max-conns", 8, "Most connections open to the archive database.")
+	fs.IntVar(&o.maxConns, "archive-max-conns", maxConns, "Most connections open to the archive database.")
 }
 
 // dsn returns the archive's DSN: the file's content, else the environment variable; "" when the

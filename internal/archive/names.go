@@ -47,27 +47,41 @@ func (s *Store) CreateUnlessArchived(ctx context.Context, key NameKey, create fu
 	if !key.Kind.valid() {
 		return false, fmt.Errorf("archive: unknown kind %q", key.Kind)
 	}
-	tx, err := s.pool.Begin(ctx)
+	// One round trip opens the transaction, takes the lock and reads the row (BEGIN pipelined with
+	// them); one more commits once create has run.
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return false, fmt.Errorf("archive: locking the name %s/%s: %w", key.Namespace, key.Name, err)
 	}
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // a no-op after the commit
+	open := true
+	defer func() {
+		if open { // roll back; a connection that cannot is closed, and the pool drops it
+			if _, err := conn.Exec(context.WithoutCancel(ctx), "ROLLBACK"); err != nil {
+				_ = conn.Conn().Close(context.WithoutCancel(ctx))
+			}
+		}
+		conn.Release()
+	}()
 	class, obj := key.lockArgs()
 	b := &pgx.Batch{}
+	b.Queue("BEGIN")
 	b.Queue("SELECT pg_advisory_xact_lock_shared($1, hashtext($2))", class, obj)
 	b.Queue("SELECT EXISTS (SELECT 1 FROM "+string(key.Kind)+" WHERE namespace = $1 AND name = $2)", key.Namespace, key.Name)
-	br := tx.SendBatch(ctx, b)
+	br := conn.SendBatch(ctx, b)
+	_, beginErr := br.Exec()
 	_, lockErr := br.Exec()
 	var exists bool
 	readErr := br.QueryRow().Scan(&exists)
-	if err := errors.Join(lockErr, readErr, br.Close()); err != nil {
+	if err := errors.Join(beginErr, lockErr, readErr, br.Close()); err != nil {
 		return false, fmt.Errorf("archive: reading the name %s/%s: %w", key.Namespace, key.Name, err)
 	}
 	if exists {
 		return true, nil
 	}
 	create()
-	_ = tx.Commit(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(context.WithoutCancel(ctx), "COMMIT"); err == nil {
+		open = false
+	}
 	return false, nil
 }
 

@@ -319,7 +319,7 @@ func TestInstallDryRun(t *testing.T) {
 				"--archive-invoices-after=168h", "--archive-webhook-deliveries-after=168h",
 				"--archive-interval=1m", "--archive-batch-size=100",
 			},
-			apiserverArgs: []string{"--archive-dsn-file=/etc/paygate/archive/dsn", "--archive-max-conns=8"},
+			apiserverArgs: []string{"--archive-dsn-file=/etc/paygate/archive/dsn", "--archive-max-conns=24"},
 		})
 	})
 }
