@@ -522,6 +522,18 @@ func (b *bench) reads(ctx context.Context) error {
 			return err
 		}
 	}
+	return b.listPages(ctx, s.VerifyBase)
+}
+
+// listPages runs the list rows at n stored payments: the first page and the page at half the
+// merchant's payments, each at the read concurrency (list-first-<n>, list-half-<n>).
+func (b *bench) listPages(ctx context.Context, n int) error {
+	c := b.st.s.ReadConcurrency
+	for _, r := range []struct{ name, scenario string }{{"list-first", load.List}, {"list-half", load.ListHalf}} {
+		if _, err := b.closed(ctx, fmt.Sprintf("%s-%d-%d", r.name, c, n), r.scenario, "bulk", c); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -549,6 +561,9 @@ func (b *bench) liveStage(ctx context.Context, n int, first bool) error {
 	// on digesting a large seed (watch-cache, compaction, GC) after the servers have counted it.
 	b.idle(ctx)
 	if _, err := b.open(ctx, fmt.Sprintf("verify-open-%d", n), load.Verify, "bulk", b.st.s.ReadRate); err != nil {
+		return err
+	}
+	if err := b.listPages(ctx, n); err != nil {
 		return err
 	}
 	if n == b.st.s.Live[len(b.st.s.Live)-1] {

@@ -204,6 +204,35 @@ func Table(r *Report) []Row {
 	} else {
 		missing("List", "list")
 	}
+	// The first page and the page at half the merchant's payments, at each size: the largest's
+	// p99 against the smallest's, and the records a list renders per second against verify's.
+	listSizes := append([]int{s.VerifyBase}, s.Live...)
+	verify := res(fmt.Sprintf("%s-%d", load.Verify, rc))
+	for _, page := range []struct{ key, name string }{{"list-first", "first page"}, {"list-half", "page at half"}} {
+		base := res(fmt.Sprintf("%s-%d-%d", page.key, rc, listSizes[0]))
+		for _, n := range listSizes {
+			l := res(fmt.Sprintf("%s-%d-%d", page.key, rc, n))
+			if l == nil {
+				continue
+			}
+			row := Row{Section: "List", Name: fmt.Sprintf("GET /payments?limit=100, %s, %s stored, %d clients", page.name, count(n), rc),
+				Value: rateStr(l.Throughput), P50: msStr(l.Latency.P50), P99: msStr(l.Latency.P99)}
+			if n == listSizes[len(listSizes)-1] && base != nil && n != listSizes[0] {
+				x := ratio(l.Latency.P99, base.Latency.P99)
+				recs := 100 * l.Throughput
+				row.Ratio = fmt.Sprintf("%.2fx p99 (%s at %s)", x, msStr(base.Latency.P99), count(listSizes[0]))
+				ok := x <= 1.2 && l.Errors == 0
+				row.Target = "p99 ≤ 1.2x the smallest"
+				if verify != nil && verify.Throughput > 0 {
+					row.Ratio += fmt.Sprintf("; %.0f records/s, %.2fx verify's %.0f", recs, recs/verify.Throughput, verify.Throughput)
+					row.Target += ", records/s ≥ 0.5x verify"
+					ok = ok && recs >= 0.5*verify.Throughput
+				}
+				row.Verdict = verdict(ok)
+			}
+			add(row)
+		}
+	}
 
 	// Payouts and subscriptions, against the raw create at the same concurrency.
 	rawAt := res(fmt.Sprintf("create-raw-%d", rc))

@@ -32,6 +32,7 @@ const (
 	Verify       = "verify"       // signed GET /api/v1/verify-payment/{trx_id}
 	GetREST      = "get-rest"     // signed GET /api/v1/payments/{trx_id}
 	List         = "list"         // signed GET /api/v1/payments?limit=100
+	ListHalf     = "list-half"    // signed GET /api/v1/payments?limit=100&offset=<half the merchant's payments>
 	Payout       = "payout"       // signed POST /api/v1/payouts (with an Idempotency-Key)
 	Subscription = "subscription" // signed POST /api/v1/billing/subscriptions (with an Idempotency-Key)
 	E2E          = "e2e"          // open-loop sandbox push payments, until the signed payment.completed webhook
@@ -188,6 +189,27 @@ func (r *runner) op(scenario string) (Op, error) {
 			l, err := r.rest.ListPayments(ctx, paygate.ListOptions{Limit: 100})
 			if err == nil && len(l.Data) != 100 {
 				err = fmt.Errorf("a page of %d payments, not 100", len(l.Data))
+			}
+			return err
+		}, nil
+	case ListHalf:
+		// The page at half the merchant's payments: the total read once, from a first page.
+		var once sync.Once
+		var half int
+		var totalErr error
+		return func(ctx context.Context, _ int64, _ time.Time) error {
+			once.Do(func() {
+				l, err := r.rest.ListPayments(ctx, paygate.ListOptions{Limit: 1})
+				if totalErr = err; err == nil {
+					half = l.Pagination.Total / 2
+				}
+			})
+			if totalErr != nil {
+				return totalErr
+			}
+			l, err := r.rest.ListPayments(ctx, paygate.ListOptions{Limit: 100, Offset: half})
+			if err == nil && len(l.Data) != 100 {
+				err = fmt.Errorf("a page of %d payments at offset %d, not 100", len(l.Data), half)
 			}
 			return err
 		}, nil
