@@ -254,11 +254,8 @@ func (s *Server) awaitClaim(ctx context.Context, c *caller, key, hash string, re
 		now := s.opts.Clock.Now()
 		if _, released := rec.Annotations[annotationClaimReleased]; released || !now.Before(claimedAt(rec).Add(createTimeout)) {
 			next := rec.DeepCopy()
-			if next.Annotations == nil {
-				next.Annotations = map[string]string{}
-			}
 			delete(next.Annotations, annotationClaimReleased)
-			next.Annotations[annotationClaimedAt] = now.UTC().Format(time.RFC3339Nano)
+			metav1.SetMetaDataAnnotation(&next.ObjectMeta, annotationClaimedAt, now.UTC().Format(time.RFC3339Nano))
 			err := s.opts.Writer.Update(ctx, next)
 			if err == nil {
 				return next, nil, nil
@@ -315,19 +312,24 @@ func (s *Server) claimWait() time.Duration {
 // holds it now. A failed release only delays the next request until then.
 func (s *Server) releaseClaim(ctx context.Context, rec *paygatev1.IdempotencyKey) {
 	held := rec.Annotations[annotationClaimedAt]
+	cur := rec // as this request holds it; read again only after a conflict
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		fresh := &paygatev1.IdempotencyKey{}
-		if err := s.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(rec), fresh); err != nil {
-			return client.IgnoreNotFound(err)
+		if cur == nil {
+			cur = &paygatev1.IdempotencyKey{}
+			if err := s.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(rec), cur); err != nil {
+				return client.IgnoreNotFound(err)
+			}
 		}
-		if fresh.Spec.Response != nil || fresh.Annotations[annotationClaimedAt] != held {
+		if cur.Spec.Response != nil || cur.Annotations[annotationClaimedAt] != held {
 			return nil
 		}
-		if fresh.Annotations == nil {
-			fresh.Annotations = map[string]string{}
+		next := cur.DeepCopy()
+		metav1.SetMetaDataAnnotation(&next.ObjectMeta, annotationClaimReleased, "true")
+		err := s.opts.Writer.Update(ctx, next)
+		if apierrors.IsConflict(err) {
+			cur = nil
 		}
-		fresh.Annotations[annotationClaimReleased] = "true"
-		return s.opts.Writer.Update(ctx, fresh)
+		return client.IgnoreNotFound(err)
 	})
 	if err != nil {
 		s.opts.Log.Error(err, "Releasing an idempotency key", "idempotencyKey", rec.Name)
