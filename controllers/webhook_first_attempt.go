@@ -77,11 +77,13 @@ func (f *WebhookFirstAttempts) has(key types.NamespacedName) bool {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.waiting[key] != nil {
-		return true
-	}
+	return f.known(key)
+}
+
+// known reports whether the event named key waits, or was created a moment ago. f.mu is held.
+func (f *WebhookFirstAttempts) known(key types.NamespacedName) bool {
 	at, ok := f.created[key]
-	return ok && time.Since(at) < createdMemory
+	return f.waiting[key] != nil || (ok && time.Since(at) < createdMemory)
 }
 
 // offer hands over a built event (owner reference set, no firstAttempt yet). It never blocks. An
@@ -91,7 +93,7 @@ func (f *WebhookFirstAttempts) offer(d *paygatev1.WebhookDelivery, born func()) 
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sweep()
-	if at, ok := f.created[key]; f.waiting[key] != nil || (ok && time.Since(at) < createdMemory) {
+	if f.known(key) {
 		return
 	}
 	f.waiting[key] = &handover{delivery: d, born: born}
