@@ -10,6 +10,7 @@
 package driver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,6 +57,8 @@ type Report struct {
 	// Rounds are the throughputs of each round of the rows run in alternating rounds, in the
 	// order they ran, by row key (create-raw-16: [r1, r2, ...]).
 	Rounds map[string][]float64 `json:"rounds,omitempty"`
+	// RoundP99s are the p99s (ms) of the same rounds.
+	RoundP99s map[string][]float64 `json:"round_p99s,omitempty"`
 	// TerminatedWatchers is kube-apiserver's count of watches it closed because their client did
 	// not keep up (apiserver_terminated_watchers_total), by resource, at the end of the run.
 	TerminatedWatchers map[string]float64 `json:"terminated_watchers"`
@@ -129,7 +133,8 @@ func Run(ctx context.Context, s Settings, logf func(format string, args ...any))
 	}
 	rep = &Report{Settings: s, Machine: machine(), Started: time.Now(), Dir: s.OutDir,
 		Results: map[string]*load.Result{}, CPU: map[string]map[string]float64{}, Heaps: map[string]map[string]Heap{},
-		Backlog: map[string]float64{}, LoadAvg: map[string]float64{}, Rounds: map[string][]float64{}}
+		Backlog: map[string]float64{}, LoadAvg: map[string]float64{}, Rounds: map[string][]float64{},
+		RoundP99s: map[string][]float64{}}
 	st := &stack{s: s, dir: s.OutDir, root: root}
 	defer st.stop()
 	b := &bench{st: st, rep: rep, logf: logf}
@@ -513,7 +518,7 @@ func (b *bench) reads(ctx context.Context) error {
 	s := b.st.s
 	// Not profiled: profiling three processes costs the row it watches (the verify row, when
 	// profiled, once ran at 3,800/s against 6,500/s for get-payment right after it).
-	if err := b.ratioRows(ctx, []string{load.GetRaw, load.Verify, load.GetREST}, "bulk", s.ReadConcurrency, 0); err != nil {
+	if err := b.ratioRows(ctx, rowsAt(s.ReadConcurrency, "bulk", load.GetRaw, load.Verify, load.GetREST), s.ReadConcurrency, 0); err != nil {
 		return err
 	}
 	b.idle(ctx)
@@ -526,16 +531,22 @@ func (b *bench) reads(ctx context.Context) error {
 }
 
 // listPages runs the list rows at n stored payments: the first page and the page at half the
-// merchant's payments, each at the read concurrency (list-first-<n>, list-half-<n>).
+// merchant's payments, each at the read concurrency (list-first-<c>-<n>, list-half-<c>-<n>), in
+// alternating rounds, each keeping its round with the median p99. At the largest size the first
+// round of each is profiled: where a page's time goes with the most payments.
 func (b *bench) listPages(ctx context.Context, n int) error {
-	c := b.st.s.ReadConcurrency
-	for _, r := range []struct{ name, scenario string }{{"list-first", load.List}, {"list-half", load.ListHalf}} {
-		if _, err := b.closed(ctx, fmt.Sprintf("%s-%d-%d", r.name, c, n), r.scenario, "bulk", c); err != nil {
-			return err
-		}
+	c, profile := b.st.s.ReadConcurrency, 0
+	if n == b.st.s.Live[len(b.st.s.Live)-1] {
+		profile = int(math.Round((b.st.s.Warmup + b.st.s.Duration).Seconds()))
 	}
-	return nil
+	return b.latencyRows(ctx, []roundRow{
+		{key: fmt.Sprintf("list-first-%d-%d", c, n), scenario: load.List, merchant: "bulk"},
+		{key: fmt.Sprintf("list-half-%d-%d", c, n), scenario: load.ListHalf, merchant: "bulk"},
+	}, c, profile)
 }
+
+// rawPaired is the key prefix of the raw create the payout and subscription rows are paired with.
+const rawPaired = "create-raw-paired"
 
 // liveStage seeds the bulk merchant to n payments and measures the heaps, the verify latency at
 // the fixed rate and the balance; the first stage also runs the list row.
@@ -581,49 +592,92 @@ func (b *bench) creates(ctx context.Context) error {
 			// Profiles under the largest concurrency: where each process spends its time.
 			profile = int(math.Round((s.Warmup + s.Duration).Seconds()))
 		}
-		if err := b.ratioRows(ctx, []string{load.CreateRaw, load.CreateREST}, "shop", c, profile); err != nil {
+		if err := b.ratioRows(ctx, rowsAt(c, "shop", load.CreateRaw, load.CreateREST), c, profile); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// ratioRows runs the closed-loop rows of one ratio (the scenarios at concurrency c) in
-// alternating rounds, a b a b ..., and keeps for each row its round with the highest throughput.
-// On a shared machine a neighbour's burst during one row moves a ratio by more than its target's
-// margin; alternating, the two rows see the same neighbours, and a burst has to hit every round
-// of a row to move its figure. The first round of each row is profiled for profile seconds (0:
-// none). Each round's result stays in the output directory (<row>.r<i>.json).
-func (b *bench) ratioRows(ctx context.Context, scenarios []string, merchant string, c, profile int) error {
-	rounds := max(b.st.s.Rounds, 1)
-	best := map[string]string{}
-	for i := range rounds {
-		for _, sc := range scenarios {
-			key := fmt.Sprintf("%s-%d", sc, c)
-			round := key
-			if rounds > 1 {
-				round = fmt.Sprintf("%s.r%d", key, i+1)
+// roundRow is one row of a set run in alternating rounds: its key, its scenario and the merchant
+// it runs as.
+type roundRow struct{ key, scenario, merchant string }
+
+// rowsAt names scenarios' rows at concurrency c (<scenario>-<c>), each run as merchant.
+func rowsAt(c int, merchant string, scenarios ...string) []roundRow {
+	rows := make([]roundRow, len(scenarios))
+	for i, sc := range scenarios {
+		rows[i] = roundRow{key: fmt.Sprintf("%s-%d", sc, c), scenario: sc, merchant: merchant}
+	}
+	return rows
+}
+
+// ratioRows runs the closed-loop rows of one ratio in alternating rounds, a b a b ..., and keeps
+// for each row its round with the highest throughput. On a shared machine a neighbour's burst
+// during one row moves a ratio by more than its target's margin; alternating, the rows see the
+// same neighbours, and a burst has to hit every round of a row to move its figure. The first
+// round of each row is profiled for profile seconds (0: none). Each round's result stays in the
+// output directory (<row>.r<i>.json).
+func (b *bench) ratioRows(ctx context.Context, rows []roundRow, c, profile int) error {
+	return b.roundRows(ctx, rows, c, profile, func(rs []*load.Result) int {
+		best := 0
+		for i, r := range rs {
+			if r.Throughput > rs[best].Throughput {
+				best = i
 			}
-			run := func() error { _, err := b.closed(ctx, round, sc, merchant, c); return err }
+		}
+		return best
+	})
+}
+
+// latencyRows runs rows in alternating rounds as ratioRows does and keeps for each row its round
+// with the median p99: a p99 compared across sizes (the list rows) is judged on a typical round,
+// not on the one a neighbour's burst made or the quietest minute.
+func (b *bench) latencyRows(ctx context.Context, rows []roundRow, c, profile int) error {
+	return b.roundRows(ctx, rows, c, profile, func(rs []*load.Result) int {
+		order := make([]int, len(rs))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(x, y int) int { return cmp.Compare(rs[x].Latency.P99, rs[y].Latency.P99) })
+		return order[len(order)/2]
+	})
+}
+
+// roundRows runs rows in b.st.s.Rounds alternating rounds at concurrency c; keep picks the round
+// each row's key then stands for. Every round's throughput and p99 stay in the report (Rounds,
+// RoundP99s).
+func (b *bench) roundRows(ctx context.Context, rows []roundRow, c, profile int, keep func([]*load.Result) int) error {
+	rounds := max(b.st.s.Rounds, 1)
+	ran := map[string][]*load.Result{}
+	for i := range rounds {
+		for _, row := range rows {
+			round := row.key
+			if rounds > 1 {
+				round = fmt.Sprintf("%s.r%d", row.key, i+1)
+			}
+			var res *load.Result
+			run := func() (err error) { res, err = b.closed(ctx, round, row.scenario, row.merchant, c); return err }
 			if i == 0 && profile > 0 {
-				if err := b.profiled(key, profile, run); err != nil {
+				if err := b.profiled(row.key, profile, run); err != nil {
 					return err
 				}
 			} else if err := run(); err != nil {
 				return err
 			}
-			if rounds > 1 {
-				b.rep.Rounds[key] = append(b.rep.Rounds[key], b.rep.Results[round].Throughput)
-			}
-			if prev, ok := best[key]; !ok || b.rep.Results[round].Throughput > b.rep.Results[prev].Throughput {
-				best[key] = round
-			}
+			ran[row.key] = append(ran[row.key], res)
 		}
 	}
 	if rounds == 1 {
 		return nil
 	}
-	for key, round := range best {
+	for _, row := range rows {
+		key, rs := row.key, ran[row.key]
+		for _, r := range rs {
+			b.rep.Rounds[key] = append(b.rep.Rounds[key], r.Throughput)
+			b.rep.RoundP99s[key] = append(b.rep.RoundP99s[key], r.Latency.P99)
+		}
+		round := fmt.Sprintf("%s.r%d", key, keep(rs)+1)
 		b.rep.Results[key], b.rep.CPU[key], b.rep.LoadAvg[key], b.rep.Backlog[key] =
 			b.rep.Results[round], b.rep.CPU[round], b.rep.LoadAvg[round], b.rep.Backlog[round]
 		for i := range rounds {
@@ -633,18 +687,19 @@ func (b *bench) ratioRows(ctx context.Context, scenarios []string, merchant stri
 			delete(b.rep.LoadAvg, r)
 			delete(b.rep.Backlog, r)
 		}
-		b.logf("bench: %-22s best of %d alternating rounds: %s", key, rounds, round)
+		b.logf("bench: %-22s kept of %d alternating rounds: %s", key, rounds, round)
 	}
 	return nil
 }
 
 func (b *bench) payoutsAndSubscriptions(ctx context.Context) error {
 	s := b.st.s
-	if _, err := b.closed(ctx, fmt.Sprintf("payout-%d", s.ReadConcurrency), load.Payout, "flow", s.ReadConcurrency); err != nil {
-		return err
-	}
-	_, err := b.closed(ctx, fmt.Sprintf("subscription-%d", s.ReadConcurrency), load.Subscription, "flow", s.ReadConcurrency)
-	return err
+	// Paired with a raw create of their own (create-raw-paired-<c>): the rows a ratio compares run
+	// in alternating rounds, so each payout and subscription round has its raw round beside it.
+	c := s.ReadConcurrency
+	rows := append([]roundRow{{key: fmt.Sprintf("%s-%d", rawPaired, c), scenario: load.CreateRaw, merchant: "shop"}},
+		rowsAt(c, "flow", load.Payout, load.Subscription)...)
+	return b.ratioRows(ctx, rows, c, 0)
 }
 
 // ---- end to end ----

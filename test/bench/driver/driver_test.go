@@ -5,6 +5,7 @@ package driver
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -197,6 +198,37 @@ func TestPairedRatio(t *testing.T) {
 	} {
 		if got := r.pairedRatio(tt.key, tt.floor); got != tt.want {
 			t.Errorf("pairedRatio(%s, %s) = %q, want %q", tt.key, tt.floor, got, tt.want)
+		}
+	}
+}
+
+// TestPayoutsJudgedOnPairedMedian: a payout row passes on the median of its rounds against the raw
+// create it alternated with, whatever its best round against the raw create's best round says.
+func TestPayoutsJudgedOnPairedMedian(t *testing.T) {
+	s := Settings{ReadConcurrency: 16, Concurrency: []int{16}, Live: []int{10000}, VerifyBase: 1000}
+	res := func(thr, p99 float64) *load.Result { return &load.Result{Throughput: thr, Latency: load.Summary{P99: p99}} }
+	for _, tt := range []struct {
+		name        string
+		raw, payout []float64
+		p99         float64
+		want        string
+	}{
+		{"median met, best round not", []float64{200, 100, 100}, []float64{60, 55, 52}, 100, "PASS"}, // 0.30, 0.55, 0.52; best 60/200
+		{"median missed", []float64{100, 100, 100}, []float64{40, 60, 45}, 100, "FAIL"},
+		{"p99 over twice the raw's", []float64{100, 100, 100}, []float64{60, 60, 60}, 250, "FAIL"},
+	} {
+		r := &Report{Settings: s, Results: map[string]*load.Result{
+			"create-raw-paired-16": res(slices.Max(tt.raw), 100),
+			"payout-16":            res(slices.Max(tt.payout), tt.p99),
+		}, Rounds: map[string][]float64{"create-raw-paired-16": tt.raw, "payout-16": tt.payout}}
+		var got *Row
+		for _, row := range Table(r) {
+			if strings.HasPrefix(row.Name, "POST /api/v1/payouts") {
+				got = &row
+			}
+		}
+		if got == nil || got.Verdict != tt.want {
+			t.Errorf("%s: payout row %+v, want verdict %s", tt.name, got, tt.want)
 		}
 	}
 }

@@ -21,7 +21,9 @@ type Settings struct {
 	// Concurrency of the create rows (BENCH_CONCURRENCY=1,16,64).
 	Concurrency []int
 	// Rounds of the rows a ratio compares (raw and REST create at each concurrency; raw GET,
-	// verify and get-payment), run alternately, each row keeping its best round (BENCH_ROUNDS=3).
+	// verify and get-payment; a raw create, payouts and subscriptions), run alternately, each row
+	// keeping its best round, and of the list rows at each size, each keeping its round with the
+	// median p99 (BENCH_ROUNDS=5).
 	Rounds int
 	// ReadConcurrency of the read, list, payout and subscription rows (BENCH_READ_CONCURRENCY=16).
 	ReadConcurrency int

@@ -104,21 +104,31 @@ func (r *Report) stackCPUPerOp(key string) float64 {
 // so the two saw the same neighbours), or "" without rounds. The table's own ratio compares each
 // row's best round, which a single quiet minute can make; the paired median needs most rounds.
 func (r *Report) pairedRatio(key, floor string) string {
+	median, lo, hi, ok := r.pairedMedian(key, floor)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(", paired rounds %.2fx (%.2f–%.2fx)", median, lo, hi)
+}
+
+// pairedMedian is the median, lowest and highest of the round-by-round throughput ratios of key
+// to floor; ok is false with fewer than two rounds.
+func (r *Report) pairedMedian(key, floor string) (median, lo, hi float64, ok bool) {
 	a, b := r.Rounds[key], r.Rounds[floor]
 	n := min(len(a), len(b))
 	if n < 2 {
-		return ""
+		return 0, 0, 0, false
 	}
 	ratios := make([]float64, n)
 	for i := range n {
 		ratios[i] = ratio(a[i], b[i])
 	}
 	slices.Sort(ratios)
-	median := ratios[n/2]
+	median = ratios[n/2]
 	if n%2 == 0 {
 		median = (ratios[n/2-1] + ratios[n/2]) / 2
 	}
-	return fmt.Sprintf(", paired rounds %.2fx (%.2f–%.2fx)", median, ratios[0], ratios[n-1])
+	return median, ratios[0], ratios[n-1], true
 }
 
 // cpuRatio renders ", 1.04x stack CPU/op" comparing two rows' stack CPU per operation, or "".
@@ -221,6 +231,9 @@ func Table(r *Report) []Row {
 				x := ratio(l.Latency.P99, base.Latency.P99)
 				recs := 100 * l.Throughput
 				row.Ratio = fmt.Sprintf("%.2fx p99 (%s at %s)", x, msStr(base.Latency.P99), count(listSizes[0]))
+				if ps := r.RoundP99s[fmt.Sprintf("%s-%d-%d", page.key, rc, n)]; len(ps) > 1 {
+					row.Ratio += fmt.Sprintf(", the median of %d rounds (%s–%s)", len(ps), msStr(slices.Min(ps)), msStr(slices.Max(ps)))
+				}
 				ok := x <= 1.2 && l.Errors == 0
 				row.Target = "p99 ≤ 1.2x the smallest"
 				if verify != nil && verify.Throughput > 0 {
@@ -234,10 +247,16 @@ func Table(r *Report) []Row {
 		}
 	}
 
-	// Payouts and subscriptions, against the raw create at the same concurrency.
-	rawAt := res(fmt.Sprintf("create-raw-%d", rc))
+	// Payouts and subscriptions, against the raw create they ran in alternating rounds with (the
+	// create row's raw create at the same concurrency in a run without those rounds), judged on
+	// the paired median.
+	rawAt := res(fmt.Sprintf("%s-%d", rawPaired, rc))
+	if rawAt == nil {
+		rawAt = res(fmt.Sprintf("create-raw-%d", rc))
+	}
 	for _, k := range []struct{ key, name string }{{load.Payout, "POST /api/v1/payouts"}, {load.Subscription, "POST /api/v1/billing/subscriptions"}} {
-		x := res(fmt.Sprintf("%s-%d", k.key, rc))
+		key := fmt.Sprintf("%s-%d", k.key, rc)
+		x := res(key)
 		if x == nil {
 			missing("Payouts, subscriptions", k.name)
 			continue
@@ -245,7 +264,13 @@ func Table(r *Report) []Row {
 		row := Row{Section: "Payouts, subscriptions", Name: fmt.Sprintf("%s, %d clients", k.name, rc), Value: rateStr(x.Throughput),
 			P50: msStr(x.Latency.P50), P99: msStr(x.Latency.P99)}
 		if rawAt != nil {
-			row.Ratio = fmt.Sprintf("%.2fx raw create thr", ratio(x.Throughput, rawAt.Throughput))
+			tr, pr := ratio(x.Throughput, rawAt.Throughput), ratio(x.Latency.P99, rawAt.Latency.P99)
+			row.Ratio = fmt.Sprintf("%.2fx raw create thr, %.2fx p99", tr, pr) + r.pairedRatio(key, fmt.Sprintf("%s-%d", rawPaired, rc))
+			if median, _, _, ok := r.pairedMedian(key, fmt.Sprintf("%s-%d", rawPaired, rc)); ok {
+				tr = median
+			}
+			row.Target = "≥ 0.5x raw create thr (paired median), p99 ≤ 2x"
+			row.Verdict = verdict(tr >= 0.5 && pr <= 2 && x.Errors == 0)
 		}
 		add(row)
 	}
