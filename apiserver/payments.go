@@ -261,6 +261,18 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 		writeError(w, validationError(v))
 		return
 	}
+	page, total, err := s.paymentsPage(r.Context(), c, status, ref, limit, offset)
+	if err != nil {
+		s.serverError("Listing payments", err).write(w)
+		return
+	}
+	writeItems(s, w, "payment", page, limit, offset, total, s.paymentRecord)
+}
+
+// paymentsPage is one page of the caller's payments, newest first, filtered by status and
+// merchant reference (either may be empty), live and archived merged, and how many match: the
+// payment list of the API and of the console.
+func (s *Server) paymentsPage(ctx context.Context, c *caller, status, ref string, limit, offset int) ([]paygatev1.Payment, int, error) {
 	k := listKind[paygatev1.Payment]{
 		kind:     archive.KindPayment,
 		uid:      func(p *paygatev1.Payment) string { return string(p.UID) },
@@ -282,9 +294,8 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 		})
 	} else {
 		var list paygatev1.PaymentList
-		if err := s.listOwn(r.Context(), c, &list); err != nil {
-			s.serverError("Listing payments", err).write(w)
-			return
+		if err := s.listOwn(ctx, c, &list); err != nil {
+			return nil, 0, err
 		}
 		items := list.Items[:0]
 		for _, p := range list.Items {
@@ -296,13 +307,9 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 		}
 		live = newSliceLive(k, items, len(list.Items))
 	}
-	page, total, err := mergedPage(r.Context(), s, k, live, limit, offset)
+	page, total, err := mergedPage(ctx, s, k, live, limit, offset)
 	s.observeList("payments", live.stats())
-	if err != nil {
-		s.serverError("Listing payments", err).write(w)
-		return
-	}
-	writeItems(s, w, "payment", page, limit, offset, total, s.paymentRecord)
+	return page, total, err
 }
 
 // comparePayments is the payment list's order (archive.PaymentOrder): newest first, then by

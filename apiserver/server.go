@@ -74,6 +74,8 @@ type Options struct {
 	// confirm callbacks with (receive only: the apiserver never sends money). nil: New builds
 	// one over Cache.
 	Gateways *provider.Gateways
+	// Console configures the merchant console served under /console (on unless disabled).
+	Console ConsoleOptions
 	// Log receives structured logs.
 	Log logr.Logger
 }
@@ -110,6 +112,8 @@ type Server struct {
 	listObserver func(list string, st listStats)
 	// claimWaitLimit, when set (tests), replaces the package's claimWaitLimit.
 	claimWaitLimit time.Duration
+	// console is the merchant console (nil when off).
+	console http.Handler
 }
 
 // New builds a Server, filling defaults.
@@ -176,6 +180,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /internal/provider/callbacks/daraja/{gateway}/{token}", s.darajaCallback)
 	s.mux.HandleFunc("POST /internal/provider/callbacks/daraja/{gateway}/{token}/{kind}", s.darajaCallback)
 	s.checkoutRoutes()
+	s.mountConsole()
 	s.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

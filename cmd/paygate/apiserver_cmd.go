@@ -25,6 +25,7 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/paygate/paygate/apiserver"
+	"github.com/paygate/paygate/console"
 	"github.com/paygate/paygate/internal/clientip"
 	"github.com/paygate/paygate/internal/kube"
 	"github.com/paygate/paygate/internal/metrics"
@@ -48,6 +49,10 @@ type apiserverOptions struct {
 	siteURL            string
 	brandWord          string
 	readHeaderTimeout  time.Duration
+	// console, consoleIdle and consoleAbsolute are --console, --console-idle-timeout and
+	// --console-absolute-timeout (docs/console.md).
+	console                      bool
+	consoleIdle, consoleAbsolute time.Duration
 	// rateLimitScope is --rate-limit-scope (standalone apiserver only): "cluster", "replica" or
 	// "" (cluster when the pod's namespace is known).
 	rateLimitScope string
@@ -72,6 +77,9 @@ func (o *apiserverOptions) bindFlags(fs *flag.FlagSet, defaultAddr string) {
 	fs.StringVar(&o.siteURL, "site-url", "", "Site URL reported by site-info and used as the default redirect.")
 	fs.StringVar(&o.brandWord, "brand-word", "Paygate", "Brand word in webhook header names (X-<brand>-Signature).")
 	fs.DurationVar(&o.readHeaderTimeout, "read-header-timeout", apiserver.DefaultReadHeaderTimeout, "How long a client may take to send a request's headers before its connection is closed.")
+	fs.BoolVar(&o.console, "console", true, "Serve the merchant console under /console.")
+	fs.DurationVar(&o.consoleIdle, "console-idle-timeout", console.DefaultIdleTimeout, "A console session ends after this long without a request.")
+	fs.DurationVar(&o.consoleAbsolute, "console-absolute-timeout", console.DefaultAbsoluteTimeout, "A console session ends this long after sign-in, however active.")
 }
 
 // openArchive opens the archive the archive flags configure and sets it as opts.Archive (nil:
@@ -126,6 +134,7 @@ func (o *apiserverOptions) serverOptions() (apiserver.Options, error) {
 		ReadHeaderTimeout:       o.readHeaderTimeout,
 		PublicURL:               strings.TrimSuffix(public, "/"),
 		Site:                    apiserver.SiteInfo{SiteName: o.siteName, SiteLogo: o.siteLogo, SiteURL: o.siteURL, BrandWord: o.brandWord},
+		Console:                 apiserver.ConsoleOptions{Disabled: !o.console, IdleTimeout: o.consoleIdle, AbsoluteTimeout: o.consoleAbsolute},
 		Log:                     ctrl.Log.WithName("apiserver"),
 	}, nil
 }

@@ -19,6 +19,7 @@ Usage:
   paygate dev       [flags]   run a local control plane with demo configuration and the controllers
   paygate ledger check [flags] recompute every balance from the archive and the live objects
   paygate provider check GATEWAY [flags]  a harmless live call to a pawapay or daraja gateway's provider
+  paygate console invite [flags] create a merchant's console user and print their one-time sign-up link
   paygate help                show this text
 
 Run "paygate <command> -h" for the flags of a command.
@@ -41,6 +42,8 @@ func main() {
 		os.Exit(runLedger(args, os.Stdout, os.Stderr))
 	case "provider":
 		os.Exit(runProvider(args, os.Stdout, os.Stderr))
+	case "console":
+		os.Exit(runConsole(args, os.Stdout, os.Stderr))
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 	default:

@@ -206,7 +206,9 @@ func TestPairedRatio(t *testing.T) {
 // create it alternated with, whatever its best round against the raw create's best round says.
 func TestPayoutsJudgedOnPairedMedian(t *testing.T) {
 	s := Settings{ReadConcurrency: 16, Concurrency: []int{16}, Live: []int{10000}, VerifyBase: 1000}
-	res := func(thr, p99 float64) *load.Result { return &load.Result{Throughput: thr, Latency: load.Summary{P99: p99}} }
+	res := func(thr, p99 float64) *load.Result {
+		return &load.Result{Throughput: thr, Latency: load.Summary{P99: p99}}
+	}
 	for _, tt := range []struct {
 		name        string
 		raw, payout []float64

@@ -1,0 +1,118 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/console"
+	"github.com/paygate/paygate/internal/events"
+	"github.com/paygate/paygate/pkg/paygate"
+)
+
+// +kubebuilder:rbac:groups=paygate.dev,resources=consoleusers,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=paygate.dev,resources=consoleusers/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=paygate.dev,resources=consolesessions,verbs=get;list;create;delete;deletecollection
+// +kubebuilder:rbac:groups=paygate.dev,resources=consolesessions/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=paygate.dev,resources=consoleauditrecords,verbs=get;list;create
+// +kubebuilder:rbac:groups=paygate.dev,resources=webhookdeliveries,verbs=get
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=create;update
+
+// ConsoleOptions configure the merchant console the apiserver serves under /console
+// (docs/console.md).
+type ConsoleOptions struct {
+	// Disabled turns the console off: /console answers 404 like any other unknown path.
+	Disabled bool
+	// IdleTimeout and AbsoluteTimeout bound a console session (defaults 30 minutes and 12
+	// hours).
+	IdleTimeout, AbsoluteTimeout time.Duration
+}
+
+// mountConsole serves the console under /console when it is on and the apiserver has a cache and
+// a full client (the unit tests' servers without them have no console).
+func (s *Server) mountConsole() {
+	w, ok := s.opts.Writer.(client.Client)
+	if s.opts.Console.Disabled || s.opts.Cache == nil || s.opts.APIReader == nil || !ok {
+		return
+	}
+	s.console = console.New(console.Options{
+		Cache: s.opts.Cache, APIReader: s.opts.APIReader, Writer: w, Records: consoleRecords{s}, Clock: s.opts.Clock,
+		PublicURL: s.opts.PublicURL, TrustedProxies: s.opts.TrustedProxies,
+		IdleTimeout: s.opts.Console.IdleTimeout, AbsoluteTimeout: s.opts.Console.AbsoluteTimeout,
+		Log: s.opts.Log.WithName("console"),
+	})
+	s.mux.Handle(console.Prefix, s.console)
+	s.mux.Handle(console.Prefix+"/", s.console)
+}
+
+// Console is the merchant console this server serves (nil when it is off).
+func (s *Server) Console() http.Handler {
+	if s.console == nil {
+		return nil
+	}
+	return s.console
+}
+
+// consoleRecords are the merchant API's records for the console: the same lists, indexes and
+// archive as the API's own answers.
+type consoleRecords struct{ s *Server }
+
+func (r consoleRecords) ListPayments(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, f console.PaymentFilter,
+	limit, offset int) ([]paygate.Payment, int, error) {
+	page, total, err := r.s.paymentsPage(ctx, &caller{merchant: m, env: env}, f.Status, f.MerchantRef, limit, offset)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]paygate.Payment, 0, len(page))
+	for i := range page {
+		rec, err := r.s.paymentRecord(page[i].DeepCopy())
+		if err != nil {
+			return nil, 0, namedError("payment", &page[i], err)
+		}
+		out = append(out, rec)
+	}
+	return out, total, nil
+}
+
+func (r consoleRecords) GetPayment(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, trxID string) (paygate.Payment, *paygatev1.Payment, bool, error) {
+	p, err := r.s.payment(ctx, &caller{merchant: m, env: env}, trxID, false)
+	if err != nil || p == nil {
+		return paygate.Payment{}, nil, false, err
+	}
+	rec, err := r.s.paymentRecord(p)
+	if err != nil {
+		return paygate.Payment{}, nil, false, namedError("payment", p, err)
+	}
+	return rec, p, true, nil
+}
+
+// WebhookDeliveries reads the deliveries of p's events by their names (a payment has at most one
+// settlement event), live; an archived delivery is not shown.
+func (r consoleRecords) WebhookDeliveries(ctx context.Context, m *paygatev1.Merchant, p *paygatev1.Payment) ([]paygatev1.WebhookDelivery, error) {
+	var out []paygatev1.WebhookDelivery
+	for _, typ := range []string{events.PaymentCompleted, events.PaymentFailed} {
+		for _, name := range events.DeliveryNames(string(p.UID), typ) {
+			d := paygatev1.WebhookDelivery{}
+			err := r.s.opts.APIReader.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: name}, &d)
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("reading webhook delivery %s: %w", name, err)
+			}
+			if d.Spec.MerchantRef.Name == m.Name {
+				out = append(out, d)
+			}
+			break
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,199 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+// Package console is the merchant console (docs/console.md): server-rendered pages under /console
+// where a merchant's people sign in (password and a TOTP second factor, or the installation's
+// OpenID Connect provider) and see their own account. It keeps its people, sessions and audit
+// trail as custom resources (ConsoleUser, ConsoleSession, ConsoleAuditRecord), with every secret
+// in each user's credentials Secret, so every apiserver replica shares them. It reads the
+// merchant's records through Records, which the merchant API implements, so a page is the same
+// list the API answers.
+package console
+
+import (
+	"context"
+	"embed"
+	"html/template"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/clientip"
+	"github.com/paygate/paygate/internal/consoleauth"
+	"github.com/paygate/paygate/internal/ratelimit"
+	"github.com/paygate/paygate/pkg/paygate"
+)
+
+// Prefix is where the console is served.
+const Prefix = "/console"
+
+// Defaults of Options.
+const (
+	DefaultIdleTimeout     = 30 * time.Minute
+	DefaultAbsoluteTimeout = 12 * time.Hour
+	DefaultInviteLifetime  = 72 * time.Hour
+	// pendingLifetime is how long a session that has passed the password may take to give (or
+	// enrol) the second factor.
+	pendingLifetime = 10 * time.Minute
+	// signInsPerMinute is how many sign-in attempts one client address may make a minute on a
+	// replica, whoever they name.
+	signInsPerMinute = 20
+)
+
+// PaymentFilter narrows a payment list (the merchant API's list filters).
+type PaymentFilter struct {
+	Status, MerchantRef string
+}
+
+// Records are the merchant's records as the merchant API renders them: the console's lists are
+// the API's lists (live and archived alike, through the same indexes).
+type Records interface {
+	// ListPayments is a page of m's payments in env, newest first, and how many match.
+	ListPayments(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, f PaymentFilter, limit, offset int) ([]paygate.Payment, int, error)
+	// GetPayment is one of m's payments in env, with its object (live or archived); found is
+	// false when m has no such payment in env.
+	GetPayment(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, trxID string) (rec paygate.Payment, obj *paygatev1.Payment, found bool, err error)
+	// WebhookDeliveries are the deliveries of one payment's events.
+	WebhookDeliveries(ctx context.Context, m *paygatev1.Merchant, p *paygatev1.Payment) ([]paygatev1.WebhookDelivery, error)
+}
+
+// Options configure the console.
+type Options struct {
+	// Cache answers reads of merchants and users (informer-backed); APIReader reads sessions and
+	// credentials live, so a sign-out on one replica holds on every other at once; Writer writes.
+	Cache     client.Reader
+	APIReader client.Reader
+	Writer    client.Client
+	// Records renders the merchant's records.
+	Records Records
+	// Clock is the time source (tests pass a fake).
+	Clock clock.PassiveClock
+	// PublicURL is where browsers reach the apiserver: over https, cookies are Secure and carry
+	// the __Host- prefix.
+	PublicURL string
+	// TrustedProxies may set X-Forwarded-For.
+	TrustedProxies []netip.Prefix
+	// IdleTimeout ends a session after that long without a request; AbsoluteTimeout ends it
+	// however active it is.
+	IdleTimeout, AbsoluteTimeout time.Duration
+	// Lockout is when repeated failed sign-ins lock a user.
+	Lockout consoleauth.LockoutPolicy
+	// Log receives structured logs (never a password, code, cookie or token).
+	Log logr.Logger
+}
+
+// Console serves the merchant console.
+type Console struct {
+	opts    Options
+	mux     *http.ServeMux
+	pages   map[string]*template.Template
+	ips     clientip.Resolver
+	limiter *ratelimit.Limiter
+	users   usersByEmail
+	secure  bool
+	cop     *http.CrossOriginProtection
+}
+
+//go:embed templates/*.html static/*
+var assets embed.FS
+
+// New builds the console.
+func New(opts Options) *Console {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.AbsoluteTimeout <= 0 {
+		opts.AbsoluteTimeout = DefaultAbsoluteTimeout
+	}
+	if opts.Lockout.Threshold <= 0 {
+		opts.Lockout = consoleauth.DefaultLockoutPolicy
+	}
+	c := &Console{
+		opts:    opts,
+		mux:     http.NewServeMux(),
+		pages:   parsePages(),
+		ips:     clientip.Resolver{TrustedProxies: opts.TrustedProxies},
+		limiter: ratelimit.New(opts.Clock.Now, 10_000),
+		users:   newUsersByEmail(opts.Cache),
+		secure:  strings.HasPrefix(opts.PublicURL, "https://"),
+		cop:     http.NewCrossOriginProtection(),
+	}
+	c.routes()
+	return c
+}
+
+func (c *Console) routes() {
+	c.mux.HandleFunc("GET "+Prefix+"/static/{file}", c.static)
+	c.mux.HandleFunc("GET "+Prefix+"/sign-in", c.signInForm)
+	c.mux.HandleFunc("POST "+Prefix+"/sign-in", c.signIn)
+	c.mux.HandleFunc("GET "+Prefix+"/invite", c.inviteForm)
+	c.mux.HandleFunc("POST "+Prefix+"/invite", c.acceptInvite)
+	c.mux.HandleFunc("GET "+Prefix+"/second-factor", c.pending(c.secondFactorForm))
+	c.mux.HandleFunc("POST "+Prefix+"/second-factor", c.pending(c.secondFactor))
+	c.mux.HandleFunc("GET "+Prefix+"/enrol", c.pending(c.enrolForm))
+	c.mux.HandleFunc("POST "+Prefix+"/enrol", c.pending(c.enrol))
+	c.mux.HandleFunc("POST "+Prefix+"/sign-out", c.signedIn(c.signOut))
+	c.mux.HandleFunc("POST "+Prefix+"/sign-out-everywhere", c.signedIn(c.signOutEverywhere))
+	c.mux.HandleFunc("GET "+Prefix+"/{$}", c.signedIn(c.overview))
+	c.mux.HandleFunc("GET "+Prefix+"/payments", c.signedIn(c.payments))
+	c.mux.HandleFunc("GET "+Prefix+"/payments/{trx_id}", c.signedIn(c.payment))
+	c.mux.HandleFunc("GET "+Prefix+"/audit", c.signedIn(c.owners(c.auditPage)))
+	c.mux.HandleFunc(Prefix+"/", c.notFound)
+}
+
+// ServeHTTP serves a console request with the console's security headers; an unsafe request a
+// browser sent from another origin (Sec-Fetch-Site, or an Origin that is not the Host) is refused
+// before anything else is looked at. Forms of a session also carry its CSRF proof (session.go).
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
+		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
+	if c.secure {
+		h.Set("Strict-Transport-Security", "max-age=31536000")
+	}
+	if r.URL.Path == Prefix {
+		http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
+		return
+	}
+	if err := c.cop.Check(r); err != nil {
+		c.refuse(w, r, http.StatusForbidden, "crossOrigin")
+		return
+	}
+	c.mux.ServeHTTP(w, r)
+}
+
+func (c *Console) static(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("file")
+	ctype := map[string]string{"console.css": "text/css; charset=utf-8", "console.js": "text/javascript; charset=utf-8"}[name]
+	b, err := assets.ReadFile("static/" + name)
+	if ctype == "" || err != nil {
+		c.notFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", ctype)
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	_, _ = w.Write(b)
+}
+
+func (c *Console) notFound(w http.ResponseWriter, r *http.Request) {
+	c.refuse(w, r, http.StatusNotFound, "notFound")
+}
+
+// refuse renders the error page with status and the message of key.
+func (c *Console) refuse(w http.ResponseWriter, r *http.Request, status int, key string) {
+	c.render(w, r, status, "error", &view{Message: key})
+}

@@ -1,0 +1,163 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package console
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/pkg/paygate"
+)
+
+// pageSize is how many rows a console list shows.
+const pageSize = 50
+
+// environment is the environment a page shows: ?env=, else production for an approved business
+// and sandbox for any other.
+func environment(r *http.Request, m *paygatev1.Merchant) paygatev1.Environment {
+	switch r.URL.Query().Get("env") {
+	case string(paygatev1.EnvironmentSandbox):
+		return paygatev1.EnvironmentSandbox
+	case string(paygatev1.EnvironmentProduction):
+		return paygatev1.EnvironmentProduction
+	}
+	if m.Spec.BusinessStatus == paygatev1.BusinessApproved {
+		return paygatev1.EnvironmentProduction
+	}
+	return paygatev1.EnvironmentSandbox
+}
+
+// balanceRow is one currency of the merchant's balance in one environment.
+type balanceRow struct {
+	Currency, Available, Settled, Reserved, PaidOut string
+}
+
+func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
+	p := principalFrom(r)
+	env := environment(r, p.merchant)
+	v := &view{p: p, Env: env}
+	b := &paygatev1.Balance{}
+	err := c.opts.Cache.Get(r.Context(), client.ObjectKey{Namespace: p.merchant.Namespace, Name: paygatev1.BalanceName(p.merchant.Name, env)}, b)
+	if client.IgnoreNotFound(err) != nil {
+		c.serverError(w, r, "Reading the balance", err)
+		return
+	}
+	for _, cb := range b.Status.Currencies {
+		v.Balances = append(v.Balances, balanceRow{Currency: string(cb.Currency), Available: string(cb.Available),
+			Settled: string(cb.Settled), Reserved: string(cb.Reserved), PaidOut: string(cb.PaidOut)})
+	}
+	c.render(w, r, http.StatusOK, "overview", v)
+}
+
+// payments lists the merchant's payments, filtered as the merchant API's list is.
+func (c *Console) payments(w http.ResponseWriter, r *http.Request) {
+	p := principalFrom(r)
+	q := r.URL.Query()
+	env := environment(r, p.merchant)
+	f := PaymentFilter{Status: q.Get("status"), MerchantRef: cut(q.Get("merchant_ref"), 128)}
+	if !slices.Contains([]string{"", "pending", "success", "failed"}, f.Status) {
+		f.Status = ""
+	}
+	offset, _ := strconv.Atoi(q.Get("offset"))
+	offset = min(max(offset, 0), 1_000_000)
+	items, total, err := c.opts.Records.ListPayments(r.Context(), p.merchant, env, f, pageSize, offset)
+	if err != nil {
+		c.serverError(w, r, "Listing payments", err)
+		return
+	}
+	v := &view{p: p, Env: env, Filter: f, Payments: items, Total: total, Offset: offset}
+	if offset > 0 {
+		v.PrevURL = c.listURL(env, f, max(offset-pageSize, 0))
+	}
+	if offset+len(items) < total {
+		v.NextURL = c.listURL(env, f, offset+pageSize)
+	}
+	c.render(w, r, http.StatusOK, "payments", v)
+}
+
+func (c *Console) listURL(env paygatev1.Environment, f PaymentFilter, offset int) string {
+	q := url.Values{"env": {string(env)}}
+	if f.Status != "" {
+		q.Set("status", f.Status)
+	}
+	if f.MerchantRef != "" {
+		q.Set("merchant_ref", f.MerchantRef)
+	}
+	if offset > 0 {
+		q.Set("offset", strconv.Itoa(offset))
+	}
+	return Prefix + "/payments?" + q.Encode()
+}
+
+// timelineEntry is one step of a payment's life on its detail page.
+type timelineEntry struct {
+	Time  time.Time
+	What  string // message key
+	Extra string // detail: gateway, code, response code
+}
+
+// payment shows one payment: its record, its attempts and the webhooks sent about it.
+func (c *Console) payment(w http.ResponseWriter, r *http.Request) {
+	p := principalFrom(r)
+	env := environment(r, p.merchant)
+	trxID := r.PathValue("trx_id")
+	if len(trxID) > 128 {
+		c.notFound(w, r)
+		return
+	}
+	rec, obj, found, err := c.opts.Records.GetPayment(r.Context(), p.merchant, env, trxID)
+	if err != nil {
+		c.serverError(w, r, "Reading a payment", err)
+		return
+	}
+	if !found {
+		c.notFound(w, r)
+		return
+	}
+	deliveries, err := c.opts.Records.WebhookDeliveries(r.Context(), p.merchant, obj)
+	if err != nil {
+		c.serverError(w, r, "Reading a payment's webhooks", err)
+		return
+	}
+	c.render(w, r, http.StatusOK, "payment", &view{p: p, Env: env, Payment: &rec, Timeline: timeline(rec, obj, deliveries)})
+}
+
+// timeline orders what happened to a payment: its creation, each push attempt's start and end,
+// its settlement and each webhook delivery attempt.
+func timeline(rec paygate.Payment, obj *paygatev1.Payment, deliveries []paygatev1.WebhookDelivery) []timelineEntry {
+	var out []timelineEntry
+	if t, err := time.Parse(time.RFC3339Nano, rec.CreatedAt); err == nil {
+		out = append(out, timelineEntry{Time: t, What: "tlCreated"})
+	}
+	if obj != nil {
+		for _, a := range obj.Status.Attempts {
+			out = append(out, timelineEntry{Time: a.StartedAt.Time, What: "tlPushSent", Extra: string(a.Gateway)})
+			if a.FinishedAt != nil {
+				out = append(out, timelineEntry{Time: a.FinishedAt.Time, What: "tlPushAnswered", Extra: string(a.Phase) + " " + a.Code})
+			}
+		}
+	}
+	if rec.Status != "pending" {
+		if t, err := time.Parse(time.RFC3339Nano, rec.UpdatedAt); err == nil {
+			out = append(out, timelineEntry{Time: t, What: "tlSettled", Extra: rec.Status + " " + rec.Reason})
+		}
+	}
+	for _, d := range deliveries {
+		for _, a := range d.Status.Attempts {
+			extra := d.Spec.EventType
+			if a.StatusCode > 0 {
+				extra += " HTTP " + strconv.Itoa(int(a.StatusCode))
+			}
+			out = append(out, timelineEntry{Time: a.At.Time, What: "tlWebhook", Extra: extra})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b timelineEntry) int { return a.Time.Compare(b.Time) })
+	return out
+}

@@ -1,0 +1,470 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/apiserver"
+	"github.com/paygate/paygate/console"
+	"github.com/paygate/paygate/internal/consoleauth"
+	"github.com/paygate/paygate/pkg/paygate"
+)
+
+// logBuffer collects a replica's log lines, to check that no secret reaches them.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) logger() logr.Logger {
+	return funcr.New(func(prefix, args string) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.buf.WriteString(prefix + " " + args + "\n")
+	}, funcr.Options{Verbosity: 10})
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// consoleUser is an invited user and what the test learns signing them up.
+type consoleUser struct {
+	email, password, totp string
+	recovery              []string
+	link                  string
+}
+
+// invite invites email to m's console with role, as `paygate console invite` does.
+func invite(m *paygatev1.Merchant, email string, role paygatev1.ConsoleRole) *consoleUser {
+	inv, err := console.Invite(ctx, k8s, m, email, role, "", baseURL, time.Hour, time.Now())
+	Expect(err).NotTo(HaveOccurred())
+	return &consoleUser{email: email, password: "correct horse " + uniqueName("battery"), link: inv.Link}
+}
+
+// consoleClient is a browser without a browser: a cookie jar and forms posted as a page would.
+type consoleClient struct {
+	base string
+	http *http.Client
+}
+
+func newConsoleClient(base string) *consoleClient {
+	jar, err := cookiejar.New(nil)
+	Expect(err).NotTo(HaveOccurred())
+	return &consoleClient{base: base, http: &http.Client{Jar: jar, Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+// at is the same cookies against another replica.
+func (c *consoleClient) at(base string) *consoleClient {
+	out := &consoleClient{base: base, http: &http.Client{Jar: newJar(), Timeout: 30 * time.Second, CheckRedirect: c.http.CheckRedirect}}
+	from, _ := url.Parse(c.base)
+	to, _ := url.Parse(base)
+	out.http.Jar.SetCookies(to, c.http.Jar.Cookies(from))
+	return out
+}
+
+func newJar() http.CookieJar {
+	jar, err := cookiejar.New(nil)
+	Expect(err).NotTo(HaveOccurred())
+	return jar
+}
+
+// get fetches path and returns the status, the Location and the body.
+func (c *consoleClient) get(path string) (int, string, string) {
+	res, err := c.http.Get(c.base + path)
+	Expect(err).NotTo(HaveOccurred())
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header.Get("Location"), string(b)
+}
+
+// post posts a form as the console's own page would (same origin).
+func (c *consoleClient) post(path string, form url.Values, headers ...string) (int, string, string) {
+	req, err := http.NewRequest(http.MethodPost, c.base+path, strings.NewReader(form.Encode()))
+	Expect(err).NotTo(HaveOccurred())
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", c.base)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := c.http.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header.Get("Location"), string(b)
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// csrf reads the CSRF proof from a page of the session.
+func (c *consoleClient) csrf() string {
+	_, _, body := c.get("/console/")
+	m := csrfField.FindStringSubmatch(body)
+	Expect(m).NotTo(BeNil(), "a signed-in page carries the session's CSRF proof: %s", body)
+	return m[1]
+}
+
+// signUp accepts u's invitation, enrols the second factor when the answer asks for it and keeps
+// the recovery codes.
+func (c *consoleClient) signUp(u *consoleUser) {
+	link, err := url.Parse(u.link)
+	Expect(err).NotTo(HaveOccurred())
+	q := link.Query()
+	status, loc, body := c.post("/console/invite", url.Values{"user": {q.Get("user")}, "token": {q.Get("token")},
+		"password": {u.password}, "confirm": {u.password}})
+	Expect(status).To(Equal(http.StatusSeeOther), body)
+	if loc != "/console/enrol" {
+		Expect(loc).To(Equal("/console/"))
+		return
+	}
+	_, _, page := c.get("/console/enrol")
+	secret := regexp.MustCompile(`id="totp-secret">([A-Z2-7 ]+)<`).FindStringSubmatch(page)
+	Expect(secret).NotTo(BeNil(), page)
+	u.totp = strings.ReplaceAll(secret[1], " ", "")
+	code, err := consoleauth.TOTPCode(u.totp, time.Now())
+	Expect(err).NotTo(HaveOccurred())
+	csrf := csrfField.FindStringSubmatch(page)[1]
+	status, _, page = c.post("/console/enrol", url.Values{"csrf": {csrf}, "code": {code}})
+	Expect(status).To(Equal(http.StatusOK), page)
+	for _, m := range regexp.MustCompile(`<li><code>([a-z0-9-]+)</code></li>`).FindAllStringSubmatch(page, -1) {
+		u.recovery = append(u.recovery, m[1])
+	}
+	Expect(u.recovery).To(HaveLen(consoleauth.RecoveryCodeCount))
+}
+
+// signIn signs u in with their password and, when asked, the code of the TOTP step ahead (the
+// step of sign-up or of an earlier sign-in is spent).
+func (c *consoleClient) signIn(u *consoleUser, ahead int) (int, string) {
+	status, loc, body := c.post("/console/sign-in", url.Values{"email": {u.email}, "password": {u.password}})
+	if status != http.StatusSeeOther || loc != "/console/second-factor" {
+		return status, body
+	}
+	code, err := consoleauth.TOTPCode(u.totp, time.Now().Add(time.Duration(ahead)*30*time.Second))
+	Expect(err).NotTo(HaveOccurred())
+	_, _, page := c.get("/console/second-factor")
+	csrf := csrfField.FindStringSubmatch(page)
+	Expect(csrf).NotTo(BeNil(), page)
+	status, _, body = c.post("/console/second-factor", url.Values{"csrf": {csrf[1]}, "code": {code}})
+	return status, body
+}
+
+var _ = Describe("The merchant console", Ordered, func() {
+	var (
+		ns          string
+		duka, soko  *merchantFixture
+		replicaB    string
+		logsB       *logBuffer
+		dukaPays    []string // trx ids: pending, success, failed
+		sokoPay     string
+		outDir      string
+		chromium    string
+		ownerOfDuka *consoleUser
+	)
+
+	BeforeAll(func() {
+		ns = newNamespace()
+		createGateway("TZS", func(g *paygatev1.Gateway) { g.Spec.DisplayName = "M-Pesa Tanzania" })
+		duka = createMerchant(ns, "duka")
+		soko = createMerchant(ns, "soko")
+		logsB = &logBuffer{}
+		replicaB = "http://" + startReplica("console-b", func(o *apiserver.Options) { o.Log = logsB.logger() })
+		outDir = filepath.Join("..", "output", "console")
+		Expect(os.MkdirAll(outDir, 0o755)).To(Succeed())
+		chromium = chromiumPath()
+
+		pay := func(f *merchantFixture, ref, mode, phone string) string {
+			res, err := f.sandbox.CreatePayment(ctx, paygate.CreatePaymentRequest{PaymentAmount: "15000", CurrencyCode: "TZS",
+				RefTrx: ref, Description: "Kahawa", PaymentMode: mode, CustomerPhone: phone}, "")
+			Expect(err).NotTo(HaveOccurred())
+			return res.TrxID
+		}
+		dukaPays = []string{
+			pay(duka, "order-hosted", "", ""),
+			pay(duka, "order-paid", "push", "+255712345678"),
+			pay(duka, "order-broke", "push", "+255711000001"),
+		}
+		sokoPay = pay(soko, "soko-secret-order", "push", "+255712345678")
+		for i, want := range []string{"success", "failed"} {
+			Eventually(func() string {
+				v, err := duka.sandbox.VerifyPayment(ctx, dukaPays[i+1])
+				Expect(err).NotTo(HaveOccurred())
+				return v.Status
+			}).Should(Equal(want))
+		}
+		ownerOfDuka = invite(duka.merchant, "owner@duka.example", paygatev1.ConsoleOwner)
+	})
+
+	It("signs an invited owner up with a second factor and recovery codes, in a real browser at phone and desktop widths, in English and Swahili", func() {
+		if chromium == "" {
+			if os.Getenv("CI") != "" {
+				Fail("Chromium is not installed: .ci/run installs Debian's chromium package")
+			}
+			Skip("Chromium is not installed (apt-get install chromium); the browser tests run in CI")
+		}
+		for _, width := range []struct {
+			name string
+			w, h int
+		}{{"desktop", 1280, 900}, {"phone", 390, 844}} {
+			tab := browser(chromium, width.w, width.h)
+			shot := func(name string) { screenshotTo(tab, filepath.Join(outDir, width.name+"-"+name+".png")) }
+			u := ownerOfDuka
+			if width.name == "phone" {
+				u = invite(duka.merchant, "finance@duka.example", paygatev1.ConsoleFinance)
+			}
+			var email, secret string
+			Expect(chromedp.Run(tab,
+				chromedp.Navigate(strings.Replace(u.link, "http://checkout.paygate.test", baseURL, 1)),
+				chromedp.WaitVisible(`#set-password`, chromedp.ByQuery),
+				chromedp.Text(`#invited-email`, &email, chromedp.ByQuery),
+			)).To(Succeed())
+			Expect(email).To(Equal(u.email))
+			shot("1-invite")
+			Expect(chromedp.Run(tab,
+				chromedp.SendKeys(`#password`, u.password, chromedp.ByQuery),
+				chromedp.SendKeys(`#confirm`, u.password, chromedp.ByQuery),
+				chromedp.Click(`#set-password`, chromedp.ByQuery),
+				chromedp.WaitVisible(`#totp-secret`, chromedp.ByQuery),
+				chromedp.Text(`#totp-secret`, &secret, chromedp.ByQuery),
+			)).To(Succeed())
+			shot("2-enrol")
+			u.totp = strings.ReplaceAll(secret, " ", "")
+			code, err := consoleauth.TOTPCode(u.totp, time.Now())
+			Expect(err).NotTo(HaveOccurred())
+			var codes []string
+			Expect(chromedp.Run(tab,
+				chromedp.SendKeys(`#code`, code, chromedp.ByQuery),
+				chromedp.Click(`#enrol`, chromedp.ByQuery),
+				chromedp.WaitVisible(`#recovery-codes`, chromedp.ByQuery),
+				chromedp.Evaluate(`Array.from(document.querySelectorAll("#recovery-codes code")).map(e => e.textContent)`, &codes),
+			)).To(Succeed())
+			Expect(codes).To(HaveLen(consoleauth.RecoveryCodeCount))
+			u.recovery = codes
+			shot("3-recovery-codes")
+
+			var total, heading string
+			Expect(chromedp.Run(tab,
+				chromedp.Click(`#continue`, chromedp.ByQuery),
+				chromedp.WaitVisible(`nav.nav`, chromedp.ByQuery),
+				chromedp.Navigate(baseURL+"/console/payments?env=sandbox"),
+				chromedp.WaitVisible(`#payments`, chromedp.ByQuery),
+				chromedp.Text(`#total`, &total, chromedp.ByQuery),
+			)).To(Succeed())
+			Expect(total).To(Equal("3"), "duka's three sandbox payments, none of soko's")
+			shot("4-payments")
+			Expect(chromedp.Run(tab,
+				chromedp.SetValue(`#merchant_ref`, "order-broke", chromedp.ByQuery),
+				chromedp.Click(`#apply`, chromedp.ByQuery),
+				chromedp.WaitVisible(`a[href^="/console/payments/`+dukaPays[2]+`"]`, chromedp.ByQuery),
+				chromedp.Text(`#total`, &total, chromedp.ByQuery),
+			)).To(Succeed())
+			Expect(total).To(Equal("1"))
+			shot("5-filtered")
+			var steps []string
+			Expect(chromedp.Run(tab,
+				chromedp.Click(`a[href^="/console/payments/`+dukaPays[2]+`"]`, chromedp.ByQuery),
+				chromedp.WaitVisible(`#timeline`, chromedp.ByQuery),
+				chromedp.Evaluate(`Array.from(document.querySelectorAll("#timeline li")).map(e => e.dataset.what)`, &steps),
+			)).To(Succeed())
+			Expect(steps).To(ContainElements("tlCreated", "tlPushSent", "tlPushAnswered", "tlSettled"))
+			shot("6-payment")
+			Expect(chromedp.Run(tab,
+				chromedp.Navigate(baseURL+"/console/payments?env=sandbox&lang=sw"),
+				chromedp.WaitVisible(`#payments`, chromedp.ByQuery),
+				chromedp.Text(`h1`, &heading, chromedp.ByQuery),
+			)).To(Succeed())
+			Expect(heading).To(Equal("Malipo"))
+			shot("7-payments-sw")
+			var lang string
+			Expect(chromedp.Run(tab,
+				chromedp.Navigate(baseURL+"/console/?lang=en"),
+				chromedp.Click(`form[action="/console/sign-out"] button`, chromedp.ByQuery),
+				chromedp.WaitVisible(`#sign-in`, chromedp.ByQuery),
+				chromedp.Evaluate(`document.documentElement.lang`, &lang),
+			)).To(Succeed())
+			Expect(lang).To(Equal("en"))
+			shot("8-signed-out")
+		}
+	})
+
+	It("keeps merchant A's users out of everything of merchant B, on both replicas", func() {
+		viewer := invite(soko.merchant, "viewer@soko.example", paygatev1.ConsoleViewer)
+		a := newConsoleClient(baseURL)
+		a.signUp(viewer)
+		for _, c := range []*consoleClient{a, a.at(replicaB)} {
+			status, _, body := c.get("/console/payments?env=sandbox")
+			Expect(status).To(Equal(http.StatusOK))
+			Expect(body).To(ContainSubstring(sokoPay))
+			for _, trx := range dukaPays {
+				Expect(body).NotTo(ContainSubstring(trx))
+				for _, env := range []string{"sandbox", "production"} {
+					status, _, body = c.get("/console/payments/" + trx + "?env=" + env)
+					Expect(status).To(Equal(http.StatusNotFound), "duka's payment %s through soko's session: %s", trx, body)
+					Expect(body).NotTo(ContainSubstring("15000"))
+				}
+			}
+			status, _, _ = c.get("/console/audit")
+			Expect(status).To(Equal(http.StatusForbidden), "a viewer is no owner")
+		}
+	})
+
+	It("refuses a form without the session's CSRF proof, from another origin, after sign-out or sign-out everywhere, and a fixed session id", func() {
+		u := invite(soko.merchant, "dev@soko.example", paygatev1.ConsoleDeveloper)
+		c := newConsoleClient(baseURL)
+		c.signUp(u)
+		csrf := c.csrf()
+
+		status, _, _ := c.post("/console/sign-out", url.Values{})
+		Expect(status).To(Equal(http.StatusForbidden), "no CSRF proof")
+		status, _, _ = c.post("/console/sign-out", url.Values{"csrf": {csrf}}, "Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example")
+		Expect(status).To(Equal(http.StatusForbidden), "posted from another site")
+		status, _, _ = c.get("/console/")
+		Expect(status).To(Equal(http.StatusOK), "still signed in after both refusals")
+
+		stolen := c.at(replicaB)
+		status, _, body := stolen.get("/console/")
+		Expect(status).To(Equal(http.StatusOK), "the session's cookie works on the other replica")
+		Expect(body).To(ContainSubstring("dev@soko.example"))
+		status, loc, _ := c.post("/console/sign-out", url.Values{"csrf": {csrf}})
+		Expect(status).To(Equal(http.StatusSeeOther))
+		Expect(loc).To(Equal("/console/sign-in"))
+		status, loc, _ = stolen.get("/console/payments")
+		Expect(status).To(Equal(http.StatusSeeOther), "the signed-out session on the other replica, at once")
+		Expect(loc).To(Equal("/console/sign-in"))
+
+		// Sign out everywhere on replica B ends a session of replica A.
+		one, two := newConsoleClient(baseURL), newConsoleClient(replicaB)
+		for _, cl := range []*consoleClient{one, two} {
+			status, body = cl.signIn(u, 0)
+			Expect(status).To(Equal(http.StatusSeeOther), body)
+		}
+		status, _, _ = two.post("/console/sign-out-everywhere", url.Values{"csrf": {two.csrf()}})
+		Expect(status).To(Equal(http.StatusSeeOther))
+		status, _, _ = one.get("/console/")
+		Expect(status).To(Equal(http.StatusSeeOther), "revoked everywhere")
+
+		// A session id planted before sign-in is never the signed-in one.
+		fixed := newConsoleClient(baseURL)
+		planted := &http.Cookie{Name: "paygate-console", Value: ns + ".planted-by-an-attacker-0123456789", Path: "/"}
+		base, _ := url.Parse(baseURL)
+		fixed.http.Jar.SetCookies(base, []*http.Cookie{planted})
+		status, body = fixed.signIn(u, 0)
+		Expect(status).To(Equal(http.StatusSeeOther), body)
+		var now string
+		for _, ck := range fixed.http.Jar.Cookies(base) {
+			if ck.Name == "paygate-console" {
+				now = ck.Value
+			}
+		}
+		Expect(now).NotTo(BeEmpty())
+		Expect(now).NotTo(Equal(planted.Value))
+		attacker := newConsoleClient(baseURL)
+		attacker.http.Jar.SetCookies(base, []*http.Cookie{planted})
+		status, _, _ = attacker.get("/console/")
+		Expect(status).To(Equal(http.StatusSeeOther), "the planted id signs nobody in")
+	})
+
+	It("locks a user after repeated failures on either replica, and keeps passwords, codes and cookies out of logs and the audit trail", func() {
+		u := invite(soko.merchant, "finance@soko.example", paygatev1.ConsoleFinance)
+		c := newConsoleClient(replicaB)
+		c.signUp(u)
+		wrong := "not the password " + uniqueName("x")
+		for i := range consoleauth.DefaultLockoutPolicy.Threshold {
+			target := []string{baseURL, replicaB}[i%2]
+			status, _, _ := newConsoleClient(target).post("/console/sign-in", url.Values{"email": {u.email}, "password": {wrong}})
+			Expect(status).To(Equal(http.StatusUnauthorized))
+		}
+		for _, target := range []string{baseURL, replicaB} {
+			status, body := newConsoleClient(target).signIn(u, 1)
+			Expect(status).To(Equal(http.StatusTooManyRequests), "locked on %s even with the right password", target)
+			Expect(body).To(ContainSubstring("locked"))
+		}
+		var cu paygatev1.ConsoleUser
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: paygatev1.ConsoleUserName(u.email)}, &cu)).To(Succeed())
+		Expect(cu.Status.LockedUntil).NotTo(BeNil())
+
+		var audit paygatev1.ConsoleAuditRecordList
+		Expect(k8s.List(ctx, &audit, client.InNamespace(ns))).To(Succeed())
+		var trail strings.Builder
+		refused := 0
+		for _, rec := range audit.Items {
+			fmt.Fprintf(&trail, "%+v\n", rec.Spec)
+			if rec.Spec.Actor == u.email && rec.Spec.Action == "sign-in" && rec.Spec.Result == paygatev1.ConsoleAuditRefused {
+				refused++
+			}
+		}
+		Expect(refused).To(BeNumerically(">=", consoleauth.DefaultLockoutPolicy.Threshold+2), "every refusal audited")
+		var secret corev1.Secret
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: paygatev1.ConsoleCredentialsSecretName(cu.Name)}, &secret)).To(Succeed())
+		for _, where := range []string{logsB.String(), trail.String()} {
+			for _, s := range append([]string{u.password, wrong, u.totp, string(secret.Data["password"])}, u.recovery...) {
+				Expect(where).NotTo(ContainSubstring(s))
+			}
+			for _, ck := range c.http.Jar.Cookies(mustURL(replicaB)) {
+				Expect(where).NotTo(ContainSubstring(ck.Value))
+			}
+		}
+	})
+})
+
+func mustURL(s string) *url.URL {
+	u, err := url.Parse(s)
+	Expect(err).NotTo(HaveOccurred())
+	return u
+}
+
+// browser starts a Chromium of its own at a window size, for one spec.
+func browser(chromium string, w, h int) context.Context {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
+		chromedp.WindowSize(w, h),
+	)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	DeferCleanup(cancelAlloc)
+	tab, cancelTab := chromedp.NewContext(alloc)
+	DeferCleanup(cancelTab)
+	tab, cancelTimeout := context.WithTimeout(tab, 120*time.Second)
+	DeferCleanup(cancelTimeout)
+	Expect(chromedp.Run(tab)).To(Succeed(), "Chromium starts")
+	return tab
+}
+
+// screenshotTo writes a picture for review; a capture that stalls is reported, not failed.
+func screenshotTo(tab context.Context, path string) {
+	capture, cancel := context.WithTimeout(tab, 15*time.Second)
+	defer cancel()
+	var png []byte
+	if err := chromedp.Run(capture, chromedp.CaptureScreenshot(&png)); err != nil {
+		AddReportEntry("screenshot "+path+" not taken", err.Error())
+		return
+	}
+	Expect(os.WriteFile(path, png, 0o644)).To(Succeed())
+}
