@@ -4,9 +4,12 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,7 +21,7 @@ import (
 	"github.com/paygate/paygate/pkg/paygate"
 )
 
-// +kubebuilder:rbac:groups=paygate.dev,resources=consoleusers,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=paygate.dev,resources=consoleusers,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=paygate.dev,resources=consoleusers/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=paygate.dev,resources=consolesessions,verbs=get;list;create;delete;deletecollection
 // +kubebuilder:rbac:groups=paygate.dev,resources=consolesessions/status,verbs=get;update;patch
@@ -115,4 +118,61 @@ func (r consoleRecords) WebhookDeliveries(ctx context.Context, m *paygatev1.Merc
 		}
 	}
 	return out, nil
+}
+
+// APIList answers one of the merchant API's lists (payouts, refunds, subscriptions, invoices) for
+// m in env, as the API would answer GET /api/v1/<list>?<query>: it runs the API's own handler and
+// decodes its page into items (a pointer to a slice of the pkg/paygate type). A query the API
+// refuses is an error that says why.
+func (r consoleRecords) APIList(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, list string,
+	query url.Values, items any) (int, error) {
+	h := map[string]http.HandlerFunc{"payouts": r.s.listPayouts, "refunds": r.s.listRefunds,
+		"subscriptions": r.s.listSubscriptions, "invoices": r.s.listInvoices}[list]
+	if h == nil {
+		return 0, fmt.Errorf("no API list %q", list)
+	}
+	req, err := http.NewRequestWithContext(context.WithValue(ctx, callerKey{}, &caller{merchant: m, env: env}),
+		http.MethodGet, "/api/v1/"+list+"?"+query.Encode(), nil)
+	if err != nil {
+		return 0, fmt.Errorf("building the %s list: %w", list, err)
+	}
+	w := &bufferedAnswer{header: http.Header{}}
+	h(w, req)
+	if w.status != 0 && w.status != http.StatusOK {
+		return 0, &console.ListRefused{Status: w.status, Body: w.body.String()}
+	}
+	out := struct {
+		Data       any `json:"data"`
+		Pagination struct {
+			Total int `json:"total"`
+		} `json:"pagination"`
+	}{Data: items}
+	dec := json.NewDecoder(&w.body)
+	dec.UseNumber()
+	if err := dec.Decode(&out); err != nil {
+		return 0, fmt.Errorf("decoding the %s list: %w", list, err)
+	}
+	return out.Pagination.Total, nil
+}
+
+// bufferedAnswer keeps an answer in memory (the console decodes it).
+type bufferedAnswer struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedAnswer) Header() http.Header { return b.header }
+
+func (b *bufferedAnswer) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+
+func (b *bufferedAnswer) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.body.Write(p)
 }

@@ -295,6 +295,28 @@ func (x *listIndex[T]) rangeOf(bucket bucketKey, facet int, key facetKey, st *li
 	return r
 }
 
+// indexedRefundsOf reads a payment's live refunds from the refund index (a shallow copy of each: the
+// caller only reads them); ok is false when the index cannot answer (not synced). A payment list
+// renders each payment's refund fields: through the index a payment without refunds costs a map
+// lookup, not a cache list (which allocated a list per payment and was a third of a page's CPU at
+// 100,000 payments).
+func indexedRefundsOf(idx *listIndex[paygatev1.Refund], bucket bucketKey, trxID string) (refunds []paygatev1.Refund, ok bool) {
+	if !idx.ready() {
+		return nil, false
+	}
+	idx.mu.RLock()
+	defer idx.mu.RUnlock()
+	b := idx.buckets[bucket]
+	if b == nil || len(b.byUID) == 0 {
+		return nil, true
+	}
+	r := idx.rangeOf(bucket, facetField, facetKey{a: trxID}, &listStats{}, nil)
+	for i := range r.Len() {
+		refunds = append(refunds, *r.At(i))
+	}
+	return refunds, true
+}
+
 // rangeBounds are a range's bounds in one version of a bucket.
 type rangeBounds struct {
 	bucket  any

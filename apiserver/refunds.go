@@ -387,7 +387,15 @@ func attemptProviderReference(p *paygatev1.Payment, a *paygatev1.PushAttempt) st
 // (docs/archive.md), so the archive is asked only when askArchive is set (a refund's create) or
 // when the cache does not hold p (a payment read from the archive, or one deleted a moment ago).
 func (s *Server) paymentRefunds(ctx context.Context, p *paygatev1.Payment, askArchive bool) ([]paygatev1.Refund, error) {
-	live, err := s.refundsOf(ctx, p.Namespace, p.Name, p.Spec.MerchantRef.Name, p.Spec.Environment)
+	var live []paygatev1.Refund
+	var err error
+	indexed := false
+	if !askArchive { // a record to render: the refund index, which may lag the cache by a moment
+		live, indexed = indexedRefundsOf(s.lists.refundIndex(), bucketKey{p.Namespace, p.Spec.MerchantRef.Name, p.Spec.Environment}, p.Name)
+	}
+	if !indexed {
+		live, err = s.refundsOf(ctx, p.Namespace, p.Name, p.Spec.MerchantRef.Name, p.Spec.Environment)
+	}
 	if err != nil || s.opts.Archive == nil {
 		return live, err
 	}

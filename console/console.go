@@ -13,9 +13,11 @@ package console
 import (
 	"context"
 	"embed"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
@@ -61,6 +63,21 @@ type Records interface {
 	GetPayment(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, trxID string) (rec paygate.Payment, obj *paygatev1.Payment, found bool, err error)
 	// WebhookDeliveries are the deliveries of one payment's events.
 	WebhookDeliveries(ctx context.Context, m *paygatev1.Merchant, p *paygatev1.Payment) ([]paygatev1.WebhookDelivery, error)
+
+	// APIList answers one of the merchant API's lists ("payouts", "refunds", "subscriptions",
+	// "invoices") for m in env with the API's query parameters, decoding the page into items (a
+	// pointer to a slice of the pkg/paygate type), and returns how many match.
+	APIList(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, list string, query url.Values, items any) (int, error)
+}
+
+// ListRefused is an API list's refusal of a query (a filter it does not accept).
+type ListRefused struct {
+	Status int
+	Body   string
+}
+
+func (e *ListRefused) Error() string {
+	return fmt.Sprintf("the list answered %d: %s", e.Status, e.Body)
 }
 
 // Options configure the console.
@@ -146,6 +163,14 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("GET "+Prefix+"/{$}", c.signedIn(c.overview))
 	c.mux.HandleFunc("GET "+Prefix+"/payments", c.signedIn(c.payments))
 	c.mux.HandleFunc("GET "+Prefix+"/payments/{trx_id}", c.signedIn(c.payment))
+	c.mux.HandleFunc("GET "+Prefix+"/payments.csv", c.signedIn(c.exportPayments))
+	for kind := range listPages {
+		c.mux.HandleFunc("GET "+Prefix+"/"+kind, c.signedIn(c.apiListPage(kind)))
+	}
+	c.mux.HandleFunc("GET "+Prefix+"/settings", c.signedIn(c.roles(c.settings, paygatev1.ConsoleOwner, paygatev1.ConsoleDeveloper)))
+	c.mux.HandleFunc("GET "+Prefix+"/people", c.signedIn(c.owners(c.people)))
+	c.mux.HandleFunc("POST "+Prefix+"/people/invite", c.signedIn(c.owners(c.invitePerson)))
+	c.mux.HandleFunc("POST "+Prefix+"/people/remove", c.signedIn(c.owners(c.removePerson)))
 	c.mux.HandleFunc("GET "+Prefix+"/audit", c.signedIn(c.owners(c.auditPage)))
 	c.mux.HandleFunc(Prefix+"/", c.notFound)
 }

@@ -30,15 +30,15 @@ const (
 	keyInvitation    = "invitation"    // "<token id> <expiry, RFC 3339>"
 )
 
-// credentials are a console user's secrets, read live from their Secret (never cached: a
+// userSecrets are a console user's secrets, read live from their Secret (never cached: a
 // replica holds a password hash only while it checks it).
-type credentials struct {
+type userSecrets struct {
 	secret *corev1.Secret
 }
 
-func (cr *credentials) get(k string) string { return string(cr.secret.Data[k]) }
+func (cr *userSecrets) get(k string) string { return string(cr.secret.Data[k]) }
 
-func (cr *credentials) set(k, v string) {
+func (cr *userSecrets) set(k, v string) {
 	if v == "" {
 		delete(cr.secret.Data, k)
 		return
@@ -46,12 +46,12 @@ func (cr *credentials) set(k, v string) {
 	cr.secret.Data[k] = []byte(v)
 }
 
-func (cr *credentials) recoveryHashes() []string {
+func (cr *userSecrets) recoveryHashes() []string {
 	return strings.Fields(cr.get(keyRecoveryCodes))
 }
 
 // invitationValid reports whether token is u's pending, unexpired invitation.
-func (cr *credentials) invitationValid(token string, now time.Time) bool {
+func (cr *userSecrets) invitationValid(token string, now time.Time) bool {
 	id, expiry, ok := strings.Cut(cr.get(keyInvitation), " ")
 	if !ok {
 		return false
@@ -61,11 +61,11 @@ func (cr *credentials) invitationValid(token string, now time.Time) bool {
 }
 
 // readCredentials reads u's credentials live; a user without a Secret yet has empty ones.
-func readCredentials(ctx context.Context, r client.Reader, u *paygatev1.ConsoleUser) (*credentials, error) {
+func readCredentials(ctx context.Context, r client.Reader, u *paygatev1.ConsoleUser) (*userSecrets, error) {
 	s := &corev1.Secret{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: u.Namespace, Name: paygatev1.ConsoleCredentialsSecretName(u.Name)}, s)
 	if apierrors.IsNotFound(err) {
-		return &credentials{secret: &corev1.Secret{
+		return &userSecrets{secret: &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: u.Namespace, Name: paygatev1.ConsoleCredentialsSecretName(u.Name),
 				Labels: map[string]string{paygatev1.LabelConsoleUser: u.Name},
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: paygatev1.GroupVersion.String(), Kind: "ConsoleUser",
@@ -78,12 +78,12 @@ func readCredentials(ctx context.Context, r client.Reader, u *paygatev1.ConsoleU
 	if s.Data == nil {
 		s.Data = map[string][]byte{}
 	}
-	return &credentials{secret: s}, nil
+	return &userSecrets{secret: s}, nil
 }
 
 // writeCredentials creates or updates the Secret under the resourceVersion it was read at: two
 // replicas changing one user's credentials at once cannot both win.
-func writeCredentials(ctx context.Context, w client.Writer, cr *credentials) error {
+func writeCredentials(ctx context.Context, w client.Writer, cr *userSecrets) error {
 	var err error
 	if cr.secret.ResourceVersion == "" {
 		err = w.Create(ctx, cr.secret)

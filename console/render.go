@@ -38,6 +38,12 @@ type view struct {
 	Timeline []timelineEntry
 
 	Audit []paygatev1.ConsoleAuditRecord
+
+	Table    *table
+	Settings *settingsView
+	People   []paygatev1.ConsoleUser
+	// InviteLink is an invitation just made, shown once.
+	InviteLink string
 }
 
 func (v *view) withError(key string) *view { v.Error = key; return v }
@@ -93,6 +99,15 @@ func (v *view) Merchant() *paygatev1.Merchant {
 	return v.p.merchant
 }
 
+// SeesSettings reports whether the signed-in user may see the integration's settings (owners and
+// developers).
+func (v *view) SeesSettings() bool {
+	return v.p != nil && (v.p.user.Spec.Role == paygatev1.ConsoleOwner || v.p.user.Spec.Role == paygatev1.ConsoleDeveloper)
+}
+
+// Roles are the roles an owner may give.
+func (v *view) Roles() []paygatev1.ConsoleRole { return roles }
+
 // IsOwner reports whether the signed-in user is an owner.
 func (v *view) IsOwner() bool { return v.p != nil && v.p.user.Spec.Role == paygatev1.ConsoleOwner }
 
@@ -143,7 +158,7 @@ func parsePages() map[string]*template.Template {
 	base := template.Must(template.ParseFS(assets, "templates/layout.html"))
 	pages := map[string]*template.Template{}
 	for _, name := range []string{"sign-in", "invite", "second-factor", "enrol", "recovery-codes", "overview",
-		"payments", "payment", "audit", "error"} {
+		"payments", "payment", "audit", "error", "list", "settings", "people"} {
 		pages[name] = template.Must(template.Must(base.Clone()).ParseFS(assets, "templates/"+name+".html"))
 	}
 	return pages

@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -65,9 +66,14 @@ func (c *Console) pending(h http.HandlerFunc) http.HandlerFunc {
 
 // owners serves h to owners only.
 func (c *Console) owners(h http.HandlerFunc) http.HandlerFunc {
+	return c.roles(h, paygatev1.ConsoleOwner)
+}
+
+// roles serves h to the roles named only; others get 403 (and nothing is done).
+func (c *Console) roles(h http.HandlerFunc, allowed ...paygatev1.ConsoleRole) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if principalFrom(r).user.Spec.Role != paygatev1.ConsoleOwner {
-			c.refuse(w, r, http.StatusForbidden, "ownersOnly")
+		if !slices.Contains(allowed, principalFrom(r).user.Spec.Role) {
+			c.refuse(w, r, http.StatusForbidden, "notYourRole")
 			return
 		}
 		h(w, r)

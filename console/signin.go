@@ -263,7 +263,7 @@ func (c *Console) acceptTOTP(ctx context.Context, u *paygatev1.ConsoleUser, secr
 }
 
 // useRecoveryCode accepts an unused recovery code and strikes it out.
-func (c *Console) useRecoveryCode(ctx context.Context, u *paygatev1.ConsoleUser, cr *credentials, code string) (bool, error) {
+func (c *Console) useRecoveryCode(ctx context.Context, u *paygatev1.ConsoleUser, cr *userSecrets, code string) (bool, error) {
 	hashes := cr.recoveryHashes()
 	i := consoleauth.MatchRecoveryCode(hashes, code)
 	if i < 0 {
@@ -307,7 +307,7 @@ func (c *Console) signOutEverywhere(w http.ResponseWriter, r *http.Request) {
 
 // inviteUser reads the user an invitation link names, and whether the link's token is its
 // pending invitation.
-func (c *Console) inviteUser(ctx context.Context, r *http.Request) (*paygatev1.ConsoleUser, *credentials, string, bool, error) {
+func (c *Console) inviteUser(ctx context.Context, r *http.Request) (*paygatev1.ConsoleUser, *userSecrets, string, bool, error) {
 	ref, token := r.FormValue("user"), r.FormValue("token")
 	ns, name, ok := strings.Cut(ref, "/")
 	if !ok || ns == "" || name == "" || len(ref) > 320 || len(token) < 20 || len(token) > 100 {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -15,6 +16,7 @@ import (
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/console"
+	"github.com/paygate/paygate/internal/consoleauth"
 	"github.com/paygate/paygate/internal/kube"
 )
 
@@ -26,8 +28,11 @@ const consoleInviteUsage = "Usage: paygate console invite --namespace NS --merch
 // a password (docs/console.md, People). Inviting an existing user again replaces their earlier
 // link. Exit status: 0 with the link printed, 1 on an error, 2 on a usage error.
 func runConsole(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "code" {
+		return printConsoleCode(stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "invite" {
-		fmt.Fprintln(stderr, consoleInviteUsage)
+		fmt.Fprintln(stderr, consoleInviteUsage+"\n       paygate console code   (the current second-factor code of $PAYGATE_CONSOLE_TOTP_SECRET)")
 		return 2
 	}
 	fs := flag.NewFlagSet("paygate console invite", flag.ContinueOnError)
@@ -86,5 +91,22 @@ func runConsole(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "Invited %s as %s of %s/%s (console user %s). Send them this link; it works once, until %s:\n%s\n",
 		inv.User.Spec.Email, inv.User.Spec.Role, m.Namespace, m.Name, inv.User.Name,
 		inv.User.Status.InvitationExpires.UTC().Format(time.RFC3339), inv.Link)
+	return 0
+}
+
+// printConsoleCode prints the current TOTP code of $PAYGATE_CONSOLE_TOTP_SECRET: the second factor
+// of `make run`'s demo console owner (its credentials.env sets the variable).
+func printConsoleCode(stdout, stderr io.Writer) int {
+	secret := os.Getenv("PAYGATE_CONSOLE_TOTP_SECRET")
+	if secret == "" {
+		fmt.Fprintln(stderr, "paygate console code: PAYGATE_CONSOLE_TOTP_SECRET is not set (source .paygate/dev/credentials.env)")
+		return 2
+	}
+	code, err := consoleauth.TOTPCode(secret, time.Now())
+	if err != nil {
+		fmt.Fprintf(stderr, "paygate console code: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, code)
 	return 0
 }

@@ -32,6 +32,7 @@ import (
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/apiserver"
 	"github.com/paygate/paygate/config"
+	"github.com/paygate/paygate/console"
 	"github.com/paygate/paygate/internal/archive"
 	"github.com/paygate/paygate/internal/controlplane"
 	"github.com/paygate/paygate/internal/credentials"
@@ -205,8 +206,12 @@ func dev(ctx context.Context, assets, stateDir string, opts managerOptions, api 
 	if err != nil {
 		return err
 	}
+	owner, err := demoConsoleOwner(ctx, c, merchants)
+	if err != nil {
+		return err
+	}
 	credsFile, _ := filepath.Abs(filepath.Join(stateDir, "credentials.env"))
-	if err := writeCredentials(ctx, c, merchants, credsFile, baseURL); err != nil {
+	if err := writeCredentials(ctx, c, merchants, credsFile, baseURL, owner); err != nil {
 		return err
 	}
 	if err := startDemoReceiver(ctx, c, merchants); err != nil {
@@ -216,7 +221,7 @@ func dev(ctx context.Context, assets, stateDir string, opts managerOptions, api 
 	if err != nil {
 		return err
 	}
-	printWelcome(kubeconfig, credsFile, baseURL, merchants, simulated)
+	printWelcome(kubeconfig, credsFile, baseURL, merchants, simulated, owner)
 	printProviderGateways(fakes.Demo, providerGateways)
 	fmt.Println("\nPress Ctrl-C to stop everything.")
 	defer func() { retErr = errors.Join(retErr, <-apiDone) }()
@@ -259,7 +264,22 @@ func waitForMerchantsReady(ctx context.Context, c client.Client, timeout time.Du
 
 // writeCredentials writes the demo merchants' credentials as a file a shell can source (mode
 // 0600). The first approved merchant's sandbox set is also exported as PAYGATE_*.
-func writeCredentials(ctx context.Context, c client.Client, merchants []paygatev1.Merchant, path, baseURL string) error {
+// demoConsoleOwner makes the console owner of the first approved demo merchant (a new password
+// and TOTP secret at each start; docs/console.md).
+func demoConsoleOwner(ctx context.Context, c client.Client, merchants []paygatev1.Merchant) (*console.DemoUser, error) {
+	for i := range merchants {
+		if merchants[i].Spec.BusinessStatus == paygatev1.BusinessApproved {
+			owner, err := console.EnsureDemoUser(ctx, c, &merchants[i], "owner@"+merchants[i].Name+".example", paygatev1.ConsoleOwner)
+			if err != nil {
+				return nil, fmt.Errorf("making the demo console owner: %w", err)
+			}
+			return owner, nil
+		}
+	}
+	return nil, nil
+}
+
+func writeCredentials(ctx context.Context, c client.Client, merchants []paygatev1.Merchant, path, baseURL string, owner *console.DemoUser) error {
 	sort.Slice(merchants, func(i, j int) bool { return merchants[i].Name < merchants[j].Name })
 	var b strings.Builder
 	b.WriteString("# Paygate demo credentials, written by `paygate dev`. Source it: . " + path + "\n")
@@ -294,6 +314,14 @@ func writeCredentials(ctx context.Context, c client.Client, merchants []paygatev
 			return fmt.Errorf("reading the webhook signing secret of %s: %w", m.Name, err)
 		}
 		fmt.Fprintf(&b, "export %s_WEBHOOK_SECRET=%s\n", prefix, secret.Data[credentials.KeySigningSecret])
+	}
+	if owner != nil {
+		b.WriteString("\n# The merchant console (docs/console.md): sign in at PAYGATE_CONSOLE_URL; the second factor's\n")
+		b.WriteString("# current code: bin/paygate console code (reads PAYGATE_CONSOLE_TOTP_SECRET).\n")
+		b.WriteString("export PAYGATE_CONSOLE_URL=" + baseURL + "/console/\n")
+		b.WriteString("export PAYGATE_CONSOLE_EMAIL=" + owner.Email + "\n")
+		b.WriteString("export PAYGATE_CONSOLE_PASSWORD=" + owner.Password + "\n")
+		b.WriteString("export PAYGATE_CONSOLE_TOTP_SECRET=" + owner.TOTPSecret + "\n")
 	}
 	if defaults != nil {
 		b.WriteString("\n# Defaults: the first approved merchant, sandbox.\n")
@@ -331,7 +359,7 @@ func productionSimulators(ctx context.Context, c client.Client) ([]string, error
 	return out, nil
 }
 
-func printWelcome(kubeconfig, credsFile, baseURL string, merchants []paygatev1.Merchant, simulated []string) {
+func printWelcome(kubeconfig, credsFile, baseURL string, merchants []paygatev1.Merchant, simulated []string, owner *console.DemoUser) {
 	fmt.Printf(`
 Paygate is running on a local control plane.
 
@@ -357,6 +385,11 @@ Demo merchants:
 `, baseURL, baseURL, kubeconfig, credsFile, kubeconfig, credsFile)
 	for _, m := range merchants {
 		fmt.Printf("  %-14s %-12s id %-3d sandbox key %s\n", m.Name, m.Spec.BusinessStatus, m.Status.ID, m.Status.Sandbox.BusinessID)
+	}
+	if owner != nil {
+		fmt.Printf("\nMerchant console: %s/console/  sign in as %s; the password is PAYGATE_CONSOLE_PASSWORD in\n"+
+			"%s, and `bin/paygate console code` (after sourcing it) prints the second factor's current code.\n",
+			baseURL, owner.Email, credsFile)
 	}
 	if len(simulated) > 0 {
 		fmt.Printf("\nNo real provider is configured. Production payments are simulated (no money moves, remark\n"+

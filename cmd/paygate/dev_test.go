@@ -7,13 +7,19 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -152,6 +158,7 @@ func TestDevCommand(t *testing.T) {
 	}
 
 	env := readCredentials(t, filepath.Join(stateDir, "credentials.env"))
+	checkDevConsole(t, env)
 	api := paygate.New(env["PAYGATE_BASE_URL"], paygate.Credentials{Environment: env["PAYGATE_ENVIRONMENT"],
 		MerchantKey: env["PAYGATE_MERCHANT_KEY"], APIKey: env["PAYGATE_API_KEY"], APISecret: env["PAYGATE_API_SECRET"]})
 	var throughFakes []string // trx ids of the payments settled at a fake
@@ -278,4 +285,38 @@ func logDevOutput(t *testing.T, path string) {
 		keep = keep[len(keep)-200:]
 	}
 	t.Logf("paygate dev printed:\n%s", strings.Join(keep, "\n"))
+}
+
+// checkDevConsole signs the demo console owner in with what credentials.env says: the password,
+// then the second factor's current code, as `paygate console code` prints it.
+func checkDevConsole(t *testing.T, env map[string]string) {
+	t.Helper()
+	t.Setenv("PAYGATE_CONSOLE_TOTP_SECRET", env["PAYGATE_CONSOLE_TOTP_SECRET"])
+	var code bytes.Buffer
+	if rc := runConsole([]string{"code"}, &code, io.Discard); rc != 0 {
+		t.Fatalf("paygate console code exited %d", rc)
+	}
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	base := strings.TrimSuffix(env["PAYGATE_CONSOLE_URL"], "/console/")
+	post := func(path string, form url.Values) string {
+		req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		res, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+	page := post("/console/sign-in", url.Values{"email": {env["PAYGATE_CONSOLE_EMAIL"]}, "password": {env["PAYGATE_CONSOLE_PASSWORD"]}})
+	csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+	if csrf == nil {
+		t.Fatalf("the demo owner's password did not lead to the second factor: %s", page)
+	}
+	page = post("/console/second-factor", url.Values{"csrf": {csrf[1]}, "code": {strings.TrimSpace(code.String())}})
+	if !strings.Contains(page, env["PAYGATE_CONSOLE_EMAIL"]) || !strings.Contains(page, `action="/console/sign-out"`) {
+		t.Fatalf("the demo owner is not signed in to the console: %s", page)
+	}
 }

@@ -20,6 +20,7 @@ Usage:
   paygate ledger check [flags] recompute every balance from the archive and the live objects
   paygate provider check GATEWAY [flags]  a harmless live call to a pawapay or daraja gateway's provider
   paygate console invite [flags] create a merchant's console user and print their one-time sign-up link
+  paygate console code        the current second-factor code of $PAYGATE_CONSOLE_TOTP_SECRET (make run's console owner)
   paygate help                show this text
 
 Run "paygate <command> -h" for the flags of a command.

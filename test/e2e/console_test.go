@@ -6,7 +6,9 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -18,18 +20,21 @@ import (
 	"sync"
 	"time"
 
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/apiserver"
 	"github.com/paygate/paygate/console"
 	"github.com/paygate/paygate/internal/consoleauth"
+	"github.com/paygate/paygate/internal/credentials"
 	"github.com/paygate/paygate/pkg/paygate"
 )
 
@@ -228,12 +233,22 @@ var _ = Describe("The merchant console", Ordered, func() {
 			}
 			Skip("Chromium is not installed (apt-get install chromium); the browser tests run in CI")
 		}
+		// The check can fail: a page with an image without a text alternative is a critical
+		// violation.
+		probe := browser(chromium, 800, 600)
+		Expect(chromedp.Run(probe, chromedp.Navigate(`data:text/html,<html lang="en"><title>x</title><body><main><img src="a.png"></main></body></html>`))).To(Succeed())
+		if bad, checked := seriousViolations(probe, "the probe"); checked {
+			Expect(bad).To(ContainElement(HaveField("ID", "image-alt")), "axe-core finds what it should")
+		}
 		for _, width := range []struct {
 			name string
 			w, h int
 		}{{"desktop", 1280, 900}, {"phone", 390, 844}} {
 			tab := browser(chromium, width.w, width.h)
-			shot := func(name string) { screenshotTo(tab, filepath.Join(outDir, width.name+"-"+name+".png")) }
+			shot := func(name string) {
+				screenshotTo(tab, filepath.Join(outDir, width.name+"-"+name+".png"))
+				expectAccessible(tab, width.name+" "+name)
+			}
 			u := ownerOfDuka
 			if width.name == "phone" {
 				u = invite(duka.merchant, "finance@duka.example", paygatev1.ConsoleFinance)
@@ -301,6 +316,21 @@ var _ = Describe("The merchant console", Ordered, func() {
 			)).To(Succeed())
 			Expect(heading).To(Equal("Malipo"))
 			shot("7-payments-sw")
+			pages := []string{"refunds", "payouts", "subscriptions", "invoices"}
+			if u == ownerOfDuka {
+				pages = append(pages, "settings", "people", "audit")
+			}
+			for i, page := range pages {
+				for _, lang := range []string{"en", "sw"} {
+					Expect(chromedp.Run(tab,
+						chromedp.Navigate(baseURL+"/console/"+page+"?env=sandbox&lang="+lang),
+						chromedp.WaitVisible(`main h1`, chromedp.ByQuery),
+						chromedp.Text(`main h1`, &heading, chromedp.ByQuery),
+					)).To(Succeed())
+					Expect(heading).NotTo(BeEmpty())
+					shot(fmt.Sprintf("9-%d-%s-%s", i, page, lang))
+				}
+			}
 			var lang string
 			Expect(chromedp.Run(tab,
 				chromedp.Navigate(baseURL+"/console/?lang=en"),
@@ -311,6 +341,79 @@ var _ = Describe("The merchant console", Ordered, func() {
 			Expect(lang).To(Equal("en"))
 			shot("8-signed-out")
 		}
+	})
+
+	It("exports a filtered range as CSV that matches the API, shows every list, masks credentials, and lets an owner invite and remove people", func() {
+		owner := invite(duka.merchant, "second-owner@duka.example", paygatev1.ConsoleOwner)
+		c := newConsoleClient(baseURL)
+		c.signUp(owner)
+
+		// CSV: every payment, then only the failed ones, against the API's list of the same filter.
+		for _, status := range []string{"", "failed"} {
+			code, _, body := c.get("/console/payments.csv?env=sandbox&status=" + status)
+			Expect(code).To(Equal(http.StatusOK))
+			rows, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+			Expect(err).NotTo(HaveOccurred())
+			api, err := duka.sandbox.ListPayments(ctx, paygate.ListOptions{Limit: 100, Status: status})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(rows).To(HaveLen(len(api.Data) + 1))
+			Expect(rows[0][:4]).To(Equal([]string{"trx_id", "merchant_ref", "status", "reason"}))
+			for i, p := range api.Data {
+				Expect(rows[i+1][0:5]).To(Equal([]string{p.TrxID, p.MerchantRef, p.Status, p.Reason, p.Amount.String()}))
+				Expect(rows[i+1][12]).To(Equal(p.CreatedAt))
+			}
+		}
+
+		// Every list answers, through the API's own list (an invalid filter is said to be one).
+		for _, page := range []string{"payouts", "refunds", "subscriptions", "invoices"} {
+			code, _, body := c.get("/console/" + page + "?env=sandbox")
+			Expect(code).To(Equal(http.StatusOK), page+": "+body)
+			Expect(body).To(ContainSubstring(`id="total">0<`))
+		}
+		code, _, body := c.get("/console/invoices?env=sandbox&subscription=not-a-subscription")
+		Expect(code).To(Equal(http.StatusUnprocessableEntity), body)
+
+		// Settings: the business id, the API key masked, no secret.
+		code, _, body = c.get("/console/settings")
+		Expect(code).To(Equal(http.StatusOK), body)
+		var creds corev1.Secret
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: credentials.SecretName(duka.merchant.Name, paygatev1.EnvironmentSandbox)}, &creds)).To(Succeed())
+		Expect(body).To(ContainSubstring(string(creds.Data[credentials.KeyBusinessID])))
+		Expect(body).NotTo(ContainSubstring(string(creds.Data[credentials.KeyAPIKey])))
+		Expect(body).NotTo(ContainSubstring(string(creds.Data[credentials.KeyAPISecret])))
+		Expect(body).To(ContainSubstring(string(creds.Data[credentials.KeyAPIKey])[:7] + "…"))
+
+		// People: invite a viewer, who signs up; remove them; the last owner stays.
+		csrf := c.csrf()
+		code, _, body = c.post("/console/people/invite", url.Values{"csrf": {csrf}, "email": {"temp@duka.example"}, "role": {"viewer"}})
+		Expect(code).To(Equal(http.StatusOK), body)
+		link := regexp.MustCompile(`id="invite-link" class="wrap">([^<]+)<`).FindStringSubmatch(body)
+		Expect(link).NotTo(BeNil(), body)
+		temp := &consoleUser{email: "temp@duka.example", password: "a long enough password 1", link: html.UnescapeString(link[1])}
+		tc := newConsoleClient(baseURL)
+		tc.signUp(temp)
+		code, _, _ = tc.get("/console/settings")
+		Expect(code).To(Equal(http.StatusForbidden), "a viewer sees no settings")
+		code, _, _ = tc.post("/console/people/invite", url.Values{"csrf": {tc.csrf()}, "email": {"x@duka.example"}, "role": {"owner"}})
+		Expect(code).To(Equal(http.StatusForbidden), "a viewer invites nobody")
+		code, _, _ = c.post("/console/people/remove", url.Values{"csrf": {csrf}, "user": {paygatev1.ConsoleUserName(temp.email)}})
+		Expect(code).To(Equal(http.StatusSeeOther))
+		code, _, _ = tc.get("/console/")
+		Expect(code).To(Equal(http.StatusSeeOther), "a removed user's session ends")
+		Eventually(func() error {
+			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: paygatev1.ConsoleCredentialsSecretName(paygatev1.ConsoleUserName(temp.email))}, &corev1.Secret{})
+		}).Should(Satisfy(apierrors.IsNotFound), "the removed user's credentials go with them")
+		var audit paygatev1.ConsoleAuditRecordList
+		Expect(k8s.List(ctx, &audit, client.InNamespace(ns))).To(Succeed())
+		actions := map[string]bool{}
+		for _, r := range audit.Items {
+			if r.Spec.Actor == owner.email {
+				actions[r.Spec.Action+" "+string(r.Spec.Result)] = true
+			}
+		}
+		Expect(actions).To(HaveKey("export-payments success"))
+		Expect(actions).To(HaveKey("invite-user success"))
+		Expect(actions).To(HaveKey("remove-user success"))
 	})
 
 	It("keeps merchant A's users out of everything of merchant B, on both replicas", func() {
@@ -329,8 +432,19 @@ var _ = Describe("The merchant console", Ordered, func() {
 					Expect(body).NotTo(ContainSubstring("15000"))
 				}
 			}
+			status, _, body = c.get("/console/payments.csv?env=sandbox")
+			Expect(status).To(Equal(http.StatusOK))
+			Expect(body).To(ContainSubstring(sokoPay))
+			for _, trx := range dukaPays {
+				Expect(body).NotTo(ContainSubstring(trx))
+			}
+			status, _, body = c.get("/console/refunds?env=sandbox&payment=" + dukaPays[1])
+			Expect(status).To(BeElementOf(http.StatusOK, http.StatusUnprocessableEntity))
+			Expect(body).NotTo(ContainSubstring(`id="rows"`), "no refund of duka's payment through soko")
 			status, _, _ = c.get("/console/audit")
 			Expect(status).To(Equal(http.StatusForbidden), "a viewer is no owner")
+			status, _, _ = c.get("/console/settings")
+			Expect(status).To(Equal(http.StatusForbidden), "a viewer sees no settings")
 		}
 	})
 
@@ -437,6 +551,53 @@ func mustURL(s string) *url.URL {
 	u, err := url.Parse(s)
 	Expect(err).NotTo(HaveOccurred())
 	return u
+}
+
+// axePath is where hack/install-axe.sh puts axe-core.
+var axePath = filepath.Join("..", "..", "bin", "axe", "axe.min.js")
+
+// axeViolation is one rule axe-core found broken on a page.
+type axeViolation struct {
+	ID     string   `json:"id"`
+	Impact string   `json:"impact"`
+	Help   string   `json:"help"`
+	Nodes  []string `json:"nodes"`
+}
+
+// expectAccessible runs axe-core in the tab's page and expects no serious or critical violation.
+func expectAccessible(tab context.Context, page string) {
+	GinkgoHelper()
+	bad, checked := seriousViolations(tab, page)
+	if checked {
+		Expect(bad).To(BeEmpty(), "serious or critical accessibility violations on %s", page)
+	}
+}
+
+// seriousViolations runs axe-core in the tab's page and returns its serious and critical
+// violations; checked is false when axe-core is not installed (outside CI).
+func seriousViolations(tab context.Context, page string) (bad []axeViolation, checked bool) {
+	GinkgoHelper()
+	js, err := os.ReadFile(axePath)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			Fail("axe-core is missing: .ci/run runs hack/install-axe.sh")
+		}
+		AddReportEntry("accessibility not checked on "+page, "run hack/install-axe.sh")
+		return nil, false
+	}
+	var found []axeViolation
+	Expect(chromedp.Run(tab,
+		chromedp.Evaluate(string(js), nil),
+		chromedp.Evaluate(`axe.run(document, {resultTypes: ["violations"]}).then(r => r.violations.map(v => ({
+			id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(n => n.target.join(" "))})))`, &found,
+			func(p *cdpruntime.EvaluateParams) *cdpruntime.EvaluateParams { return p.WithAwaitPromise(true) }),
+	)).To(Succeed(), "running axe-core on "+page)
+	for _, v := range found {
+		if v.Impact == "serious" || v.Impact == "critical" {
+			bad = append(bad, v)
+		}
+	}
+	return bad, true
 }
 
 // browser starts a Chromium of its own at a window size, for one spec.

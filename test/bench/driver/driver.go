@@ -531,7 +531,8 @@ func (b *bench) reads(ctx context.Context) error {
 }
 
 // listPages runs the list rows at n stored payments: the first page and the page at half the
-// merchant's payments, each at the read concurrency (list-first-<c>-<n>, list-half-<c>-<n>), in
+// merchant's payments, each at the read concurrency (list-first-<c>-<n>, list-half-<c>-<n>), and
+// the console's first page of payments (console-list-<c>-<n>), in
 // alternating rounds, each keeping its round with the median p99. At the largest size the first
 // round of each is profiled: where a page's time goes with the most payments.
 func (b *bench) listPages(ctx context.Context, n int) error {
@@ -542,6 +543,7 @@ func (b *bench) listPages(ctx context.Context, n int) error {
 	return b.latencyRows(ctx, []roundRow{
 		{key: fmt.Sprintf("list-first-%d-%d", c, n), scenario: load.List, merchant: "bulk"},
 		{key: fmt.Sprintf("list-half-%d-%d", c, n), scenario: load.ListHalf, merchant: "bulk"},
+		{key: fmt.Sprintf("console-list-%d-%d", c, n), scenario: load.ConsoleList, merchant: "bulk"},
 	}, c, profile)
 }
 

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/console"
 	"github.com/paygate/paygate/internal/archive"
 	"github.com/paygate/paygate/internal/controlplane"
 	"github.com/paygate/paygate/internal/credentials"
@@ -317,6 +318,16 @@ func (st *stack) setupWorld(ctx context.Context) error {
 		}
 		st.cfg.ReadIDs = append(st.cfg.ReadIDs, out.Data.TrxID)
 	}
+	// A viewer of the bulk merchant for the console's list rows.
+	var bulk paygatev1.Merchant
+	if err := k.Get(ctx, client.ObjectKey{Namespace: st.cfg.Merchants["bulk"].Namespace, Name: st.cfg.Merchants["bulk"].Name}, &bulk); err != nil {
+		return err
+	}
+	viewer, err := console.EnsureDemoUser(ctx, k, &bulk, "viewer@bench.example", paygatev1.ConsoleViewer)
+	if err != nil {
+		return fmt.Errorf("making the console viewer: %w", err)
+	}
+	st.cfg.ConsoleEmail, st.cfg.ConsolePassword = viewer.Email, viewer.Password
 	st.cfgPath = filepath.Join(st.dir, "load-config.json")
 	return load.WriteConfig(st.cfgPath, st.cfg)
 }

@@ -247,6 +247,24 @@ func Table(r *Report) []Row {
 		}
 	}
 
+	// The console's payments page at each size: the largest's p99 against the smallest's.
+	if base := res(fmt.Sprintf("console-list-%d-%d", rc, listSizes[0])); base != nil {
+		for _, n := range listSizes {
+			l := res(fmt.Sprintf("console-list-%d-%d", rc, n))
+			if l == nil {
+				continue
+			}
+			row := Row{Section: "List", Name: fmt.Sprintf("console payments page (50), %s stored, %d clients", count(n), rc),
+				Value: rateStr(l.Throughput), P50: msStr(l.Latency.P50), P99: msStr(l.Latency.P99)}
+			if n == listSizes[len(listSizes)-1] && n != listSizes[0] {
+				x := ratio(l.Latency.P99, base.Latency.P99)
+				row.Ratio = fmt.Sprintf("%.2fx p99 (%s at %s)", x, msStr(base.Latency.P99), count(listSizes[0]))
+				row.Target, row.Verdict = "p99 ≤ 1.5x the smallest", verdict(x <= 1.5 && l.Errors == 0)
+			}
+			add(row)
+		}
+	}
+
 	// Payouts and subscriptions, against the raw create they ran in alternating rounds with (the
 	// create row's raw create at the same concurrency in a run without those rounds), judged on
 	// the paired median.

@@ -36,6 +36,10 @@ type Config struct {
 	PlanTerms string `json:"plan_terms"`
 	// Phone succeeds in the sandbox.
 	Phone string `json:"phone"`
+	// ConsoleEmail and ConsolePassword sign a viewer of the bulk merchant in to the console (the
+	// console-list scenario).
+	ConsoleEmail    string `json:"console_email"`
+	ConsolePassword string `json:"console_password"`
 }
 
 // Merchant is one merchant of the run, in the sandbox environment.

@@ -33,6 +33,7 @@ const (
 	GetREST      = "get-rest"     // signed GET /api/v1/payments/{trx_id}
 	List         = "list"         // signed GET /api/v1/payments?limit=100
 	ListHalf     = "list-half"    // signed GET /api/v1/payments?limit=100&offset=<half the merchant's payments>
+	ConsoleList  = "console-list" // GET /console/payments?env=sandbox (50 a page) in a signed-in console session
 	Payout       = "payout"       // signed POST /api/v1/payouts (with an Idempotency-Key)
 	Subscription = "subscription" // signed POST /api/v1/billing/subscriptions (with an Idempotency-Key)
 	E2E          = "e2e"          // open-loop sandbox push payments, until the signed payment.completed webhook
@@ -192,6 +193,8 @@ func (r *runner) op(scenario string) (Op, error) {
 			}
 			return err
 		}, nil
+	case ConsoleList:
+		return r.consoleList(), nil
 	case ListHalf:
 		// The page at half the merchant's payments: the total read once, from a first page.
 		var once sync.Once
