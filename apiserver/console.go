@@ -37,6 +37,8 @@ type ConsoleOptions struct {
 	// IdleTimeout and AbsoluteTimeout bound a console session (defaults 30 minutes and 12
 	// hours).
 	IdleTimeout, AbsoluteTimeout time.Duration
+	// OIDC, when set, adds sign-in through the installation's OpenID Connect provider.
+	OIDC *console.OIDCOptions
 }
 
 // mountConsole serves the console under /console when it is on and the apiserver has a cache and
@@ -49,7 +51,7 @@ func (s *Server) mountConsole() {
 	s.console = console.New(console.Options{
 		Cache: s.opts.Cache, APIReader: s.opts.APIReader, Writer: w, Records: consoleRecords{s}, Clock: s.opts.Clock,
 		PublicURL: s.opts.PublicURL, TrustedProxies: s.opts.TrustedProxies,
-		IdleTimeout: s.opts.Console.IdleTimeout, AbsoluteTimeout: s.opts.Console.AbsoluteTimeout,
+		IdleTimeout: s.opts.Console.IdleTimeout, AbsoluteTimeout: s.opts.Console.AbsoluteTimeout, OIDC: s.opts.Console.OIDC,
 		Log: s.opts.Log.WithName("console"),
 	})
 	s.mux.Handle(console.Prefix, s.console)

@@ -101,6 +101,8 @@ type Options struct {
 	IdleTimeout, AbsoluteTimeout time.Duration
 	// Lockout is when repeated failed sign-ins lock a user.
 	Lockout consoleauth.LockoutPolicy
+	// OIDC, when set, adds sign-in through the installation's OpenID Connect provider.
+	OIDC *OIDCOptions
 	// Log receives structured logs (never a password, code, cookie or token).
 	Log logr.Logger
 }
@@ -115,6 +117,7 @@ type Console struct {
 	users   usersByEmail
 	secure  bool
 	cop     *http.CrossOriginProtection
+	oidc    *oidcProvider
 }
 
 //go:embed templates/*.html static/*
@@ -144,6 +147,17 @@ func New(opts Options) *Console {
 		secure:  strings.HasPrefix(opts.PublicURL, "https://"),
 		cop:     http.NewCrossOriginProtection(),
 	}
+	if opts.OIDC != nil {
+		p, err := newOIDC(context.Background(), *opts.OIDC, oidcRedirectURL(opts.PublicURL), nil)
+		if err != nil {
+			opts.Log.Error(err, "OpenID Connect sign-in is off")
+		} else {
+			if derr := p.discoveryError(); derr != nil {
+				opts.Log.Error(derr, "OpenID Connect issuer not reachable yet; retried at the next sign-in")
+			}
+			c.oidc = p
+		}
+	}
 	c.routes()
 	return c
 }
@@ -152,6 +166,10 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("GET "+Prefix+"/static/{file}", c.static)
 	c.mux.HandleFunc("GET "+Prefix+"/sign-in", c.signInForm)
 	c.mux.HandleFunc("POST "+Prefix+"/sign-in", c.signIn)
+	if c.oidc != nil {
+		c.mux.HandleFunc("GET "+oidcStartPath, func(w http.ResponseWriter, r *http.Request) { c.oidc.start(c, w, r) })
+		c.mux.HandleFunc("GET "+oidcCallbackPath, func(w http.ResponseWriter, r *http.Request) { c.oidc.callback(c, w, r) })
+	}
 	c.mux.HandleFunc("GET "+Prefix+"/invite", c.inviteForm)
 	c.mux.HandleFunc("POST "+Prefix+"/invite", c.acceptInvite)
 	c.mux.HandleFunc("GET "+Prefix+"/second-factor", c.pending(c.secondFactorForm))

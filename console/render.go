@@ -44,6 +44,8 @@ type view struct {
 	People   []paygatev1.ConsoleUser
 	// InviteLink is an invitation just made, shown once.
 	InviteLink string
+	// OIDC is true when the sign-in page offers the identity provider.
+	OIDC bool
 }
 
 func (v *view) withError(key string) *view { v.Error = key; return v }
@@ -167,6 +169,7 @@ func parsePages() map[string]*template.Template {
 // render writes page with status. Pages are never cached (they hold a merchant's data).
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, page string, v *view) {
 	v.lang = language(w, r)
+	v.OIDC = c.oidc != nil
 	if v.p == nil && r.Context().Value(principalKey{}) != nil {
 		v.p = principalFrom(r)
 	}

@@ -53,6 +53,9 @@ type apiserverOptions struct {
 	// --console-absolute-timeout (docs/console.md).
 	console                      bool
 	consoleIdle, consoleAbsolute time.Duration
+	// oidc* are --console-oidc-*: sign-in through an OpenID Connect provider (off without an
+	// issuer).
+	oidcIssuer, oidcClientID, oidcSecretFile, oidcMerchantClaim, oidcRoleClaim string
 	// rateLimitScope is --rate-limit-scope (standalone apiserver only): "cluster", "replica" or
 	// "" (cluster when the pod's namespace is known).
 	rateLimitScope string
@@ -80,6 +83,31 @@ func (o *apiserverOptions) bindFlags(fs *flag.FlagSet, defaultAddr string) {
 	fs.BoolVar(&o.console, "console", true, "Serve the merchant console under /console.")
 	fs.DurationVar(&o.consoleIdle, "console-idle-timeout", console.DefaultIdleTimeout, "A console session ends after this long without a request.")
 	fs.DurationVar(&o.consoleAbsolute, "console-absolute-timeout", console.DefaultAbsoluteTimeout, "A console session ends this long after sign-in, however active.")
+	fs.StringVar(&o.oidcIssuer, "console-oidc-issuer", "", "OpenID Connect issuer URL: the console offers sign-in through it (off when empty).")
+	fs.StringVar(&o.oidcClientID, "console-oidc-client-id", "", "The console's client id at the OpenID Connect provider.")
+	fs.StringVar(&o.oidcSecretFile, "console-oidc-client-secret-file", "", "File holding the console's client secret at the OpenID Connect provider (or $PAYGATE_CONSOLE_OIDC_CLIENT_SECRET).")
+	fs.StringVar(&o.oidcMerchantClaim, "console-oidc-merchant-claim", "paygate_merchant", "ID token claim naming the user's merchant as <namespace>/<name>.")
+	fs.StringVar(&o.oidcRoleClaim, "console-oidc-role-claim", "paygate_role", "ID token claim naming the user's console role (owner, developer, finance or viewer).")
+}
+
+// consoleOIDC is the console's OpenID Connect configuration from the flags (nil: off).
+func (o *apiserverOptions) consoleOIDC() (*console.OIDCOptions, error) {
+	if o.oidcIssuer == "" {
+		return nil, nil
+	}
+	secret := os.Getenv("PAYGATE_CONSOLE_OIDC_CLIENT_SECRET")
+	if o.oidcSecretFile != "" {
+		b, err := os.ReadFile(o.oidcSecretFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading --console-oidc-client-secret-file: %w", err)
+		}
+		secret = strings.TrimSpace(string(b))
+	}
+	if o.oidcClientID == "" {
+		return nil, errors.New("--console-oidc-issuer needs --console-oidc-client-id")
+	}
+	return &console.OIDCOptions{IssuerURL: o.oidcIssuer, ClientID: o.oidcClientID, ClientSecret: secret,
+		MerchantClaim: o.oidcMerchantClaim, RoleClaim: o.oidcRoleClaim}, nil
 }
 
 // openArchive opens the archive the archive flags configure and sets it as opts.Archive (nil:
@@ -124,6 +152,10 @@ func (o *apiserverOptions) serverOptions() (apiserver.Options, error) {
 		}
 		public = "http://" + host
 	}
+	oidc, err := o.consoleOIDC()
+	if err != nil {
+		return apiserver.Options{}, err
+	}
 	return apiserver.Options{
 		SignatureTolerance:      o.signatureTolerance,
 		AllowUnsignedProduction: o.allowUnsignedProd,
@@ -134,8 +166,9 @@ func (o *apiserverOptions) serverOptions() (apiserver.Options, error) {
 		ReadHeaderTimeout:       o.readHeaderTimeout,
 		PublicURL:               strings.TrimSuffix(public, "/"),
 		Site:                    apiserver.SiteInfo{SiteName: o.siteName, SiteLogo: o.siteLogo, SiteURL: o.siteURL, BrandWord: o.brandWord},
-		Console:                 apiserver.ConsoleOptions{Disabled: !o.console, IdleTimeout: o.consoleIdle, AbsoluteTimeout: o.consoleAbsolute},
-		Log:                     ctrl.Log.WithName("apiserver"),
+		Console: apiserver.ConsoleOptions{Disabled: !o.console, IdleTimeout: o.consoleIdle, AbsoluteTimeout: o.consoleAbsolute,
+			OIDC: oidc},
+		Log: ctrl.Log.WithName("apiserver"),
 	}, nil
 }
 

@@ -6,10 +6,12 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/csv"
 	"fmt"
 	"html"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -29,6 +31,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/apiserver"
@@ -36,6 +39,7 @@ import (
 	"github.com/paygate/paygate/internal/consoleauth"
 	"github.com/paygate/paygate/internal/credentials"
 	"github.com/paygate/paygate/pkg/paygate"
+	"github.com/paygate/paygate/test/oidcissuer"
 )
 
 // logBuffer collects a replica's log lines, to check that no secret reaches them.
@@ -414,6 +418,79 @@ var _ = Describe("The merchant console", Ordered, func() {
 		Expect(actions).To(HaveKey("export-payments success"))
 		Expect(actions).To(HaveKey("invite-user success"))
 		Expect(actions).To(HaveKey("remove-user success"))
+	})
+
+	It("signs a user in through the installation's OpenID Connect provider in a real browser, with the merchant and role its claims give", func() {
+		if chromium == "" {
+			if os.Getenv("CI") != "" {
+				Fail("Chromium is not installed: .ci/run installs Debian's chromium package")
+			}
+			Skip("Chromium is not installed (apt-get install chromium); the browser tests run in CI")
+		}
+		// A replica whose public URL is its own address, so the provider can send the browser back.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		Expect(err).NotTo(HaveOccurred())
+		addr := ln.Addr().String()
+		Expect(ln.Close()).To(Succeed())
+		public := "http://" + addr
+		iss, err := oidcissuer.New(oidcissuer.Options{RedirectURIs: []string{public + "/console/oidc/callback"}})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(iss.Close)
+		iss.SetUser(oidcissuer.User{Subject: "u-42", Email: "Asha@Duka.example", EmailVerified: true, Name: "Asha Mushi",
+			Merchant: ns + "/" + duka.merchant.Name, Role: "finance"})
+		key := make([]byte, 32)
+		_, _ = rand.Read(key)
+		rctx, stop := context.WithCancel(ctx)
+		_, done, err := apiserver.Start(rctx, identities.APIServer, addr, apiserver.Options{CheckoutKey: key, PublicURL: public,
+			Log: logf.Log.WithName("console-oidc"), Console: apiserver.ConsoleOptions{OIDC: &console.OIDCOptions{
+				IssuerURL: iss.URL(), ClientID: oidcissuer.DefaultClientID, ClientSecret: iss.ClientSecret}}})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() {
+			stop()
+			Eventually(done).Should(Receive(BeNil()))
+		})
+
+		tab := browser(chromium, 1280, 900)
+		var who string
+		Expect(chromedp.Run(tab,
+			chromedp.Navigate(public+"/console/sign-in"),
+			chromedp.WaitVisible(`#oidc`, chromedp.ByQuery),
+		)).To(Succeed())
+		screenshotTo(tab, filepath.Join(outDir, "oidc-1-sign-in.png"))
+		expectAccessible(tab, "the sign-in page with the identity provider")
+		Expect(chromedp.Run(tab,
+			chromedp.Click(`#oidc`, chromedp.ByQuery),
+			chromedp.WaitVisible(`nav.nav`, chromedp.ByQuery),
+			chromedp.Text(`.who`, &who, chromedp.ByQuery),
+		)).To(Succeed())
+		Expect(who).To(ContainSubstring("asha@duka.example"))
+		Expect(who).To(ContainSubstring("finance"))
+		screenshotTo(tab, filepath.Join(outDir, "oidc-2-signed-in.png"))
+		var u paygatev1.ConsoleUser
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: paygatev1.ConsoleUserName("asha@duka.example")}, &u)).To(Succeed())
+		Expect(u.Spec.Role).To(Equal(paygatev1.ConsoleFinance))
+		Expect(u.Spec.Merchant).To(Equal(duka.merchant.Name))
+		var sessions paygatev1.ConsoleSessionList
+		Expect(k8s.List(ctx, &sessions, client.InNamespace(ns), client.MatchingLabels{paygatev1.LabelConsoleUser: u.Name})).To(Succeed())
+		Expect(sessions.Items).To(HaveLen(1))
+		Expect(sessions.Items[0].Spec.Method).To(Equal(paygatev1.ConsoleSignInOIDC))
+
+		// The provider says the user is now a viewer of soko's: another merchant's claim for a user
+		// of duka is refused, and nothing changes.
+		iss.SetUser(oidcissuer.User{Subject: "u-42", Email: "asha@duka.example", EmailVerified: true,
+			Merchant: ns + "/" + soko.merchant.Name, Role: "viewer"})
+		fresh := browser(chromium, 390, 844)
+		var message string
+		Expect(chromedp.Run(fresh,
+			chromedp.Navigate(public+"/console/sign-in"),
+			chromedp.Click(`#oidc`, chromedp.ByQuery),
+			chromedp.WaitVisible(`#message`, chromedp.ByQuery),
+			chromedp.Text(`#message`, &message, chromedp.ByQuery),
+		)).To(Succeed())
+		Expect(message).NotTo(BeEmpty())
+		Expect(k8s.Get(ctx, client.ObjectKeyFromObject(&u), &u)).To(Succeed())
+		Expect(u.Spec.Role).To(Equal(paygatev1.ConsoleFinance))
+		Expect(u.Spec.Merchant).To(Equal(duka.merchant.Name))
 	})
 
 	It("keeps merchant A's users out of everything of merchant B, on both replicas", func() {
