@@ -317,6 +317,23 @@ func indexedRefundsOf(idx *listIndex[paygatev1.Refund], bucket bucketKey, trxID 
 	return refunds, true
 }
 
+// indexedLive reports whether the payment index holds p (a live payment); ok is false when the
+// index cannot say (not synced). A payment created a moment ago may be live and not indexed yet:
+// a caller that then asks the archive too asks once more than it needed, nothing worse.
+func indexedLive(x *listIndex[paygatev1.Payment], p *paygatev1.Payment) (live, ok bool) {
+	if !x.ready() {
+		return false, false
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	b := x.buckets[x.spec.bucket(p)]
+	if b == nil {
+		return false, true
+	}
+	_, live = b.byUID[p.UID]
+	return live, true
+}
+
 // rangeBounds are a range's bounds in one version of a bucket.
 type rangeBounds struct {
 	bucket  any

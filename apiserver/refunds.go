@@ -400,6 +400,11 @@ func (s *Server) paymentRefunds(ctx context.Context, p *paygatev1.Payment, askAr
 		return live, err
 	}
 	if !askArchive {
+		// A live payment's refunds are all live (a refund is archived after its payment); the
+		// payment index says whether it is live without a cache read per rendered payment.
+		if isLive, ok := indexedLive(s.lists.paymentIndex(), p); ok && isLive {
+			return live, nil
+		}
 		err := s.opts.Cache.Get(ctx, client.ObjectKeyFromObject(p), &paygatev1.Payment{}, client.UnsafeDisableDeepCopy)
 		if err == nil {
 			return live, nil

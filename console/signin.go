@@ -88,22 +88,21 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusUnauthorized, "sign-in", v.withError(key))
 		return
 	}
-	pending := u.Spec.Role.NeedsSecondFactor() || u.Status.TwoFactorEnrolled
+	c.afterPassword(w, r, u, u.Spec.Role.NeedsSecondFactor() || u.Status.TwoFactorEnrolled)
+}
+
+// afterPassword starts the session of a user who gave the right password: signed in at once, or
+// (pending) sent to give their second factor, or to enrol one.
+func (c *Console) afterPassword(w http.ResponseWriter, r *http.Request, u *paygatev1.ConsoleUser, pending bool) {
 	if _, err := c.startSession(w, r, u, paygatev1.ConsoleSignInPassword, pending); err != nil {
 		c.serverError(w, r, "Starting a console session", err)
 		return
 	}
 	if !pending {
-		c.signedInNow(ctx, r, u)
+		c.signedInNow(r.Context(), r, u)
 		http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
 		return
 	}
-	c.afterPassword(w, r, u)
-}
-
-// afterPassword sends a session that passed the password to give its second factor, or to
-// enrol one.
-func (c *Console) afterPassword(w http.ResponseWriter, r *http.Request, u *paygatev1.ConsoleUser) {
 	if u.Status.TwoFactorEnrolled {
 		http.Redirect(w, r, Prefix+"/second-factor", http.StatusSeeOther)
 		return
@@ -383,17 +382,7 @@ func (c *Console) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.audit(ctx, r, u, "accept-invitation", "", paygatev1.ConsoleAuditSuccess, "")
-	pending := u.Spec.Role.NeedsSecondFactor()
-	if _, err := c.startSession(w, r, u, paygatev1.ConsoleSignInPassword, pending); err != nil {
-		c.serverError(w, r, "Starting a console session", err)
-		return
-	}
-	if !pending {
-		c.signedInNow(ctx, r, u)
-		http.Redirect(w, r, Prefix+"/", http.StatusSeeOther)
-		return
-	}
-	c.afterPassword(w, r, u)
+	c.afterPassword(w, r, u, u.Spec.Role.NeedsSecondFactor())
 }
 
 // policyKey is the message key of a password-policy refusal.

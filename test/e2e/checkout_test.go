@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -27,17 +26,6 @@ import (
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/pkg/paygate"
 )
-
-// chromiumPath finds Debian's Chromium. .ci/run installs it; elsewhere the browser tests say why
-// they are skipped.
-func chromiumPath() string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
 
 // merchantSite is where checkout sends customers back.
 type merchantSite struct {
@@ -101,34 +89,11 @@ var _ = Describe("Hosted checkout in a real browser", Ordered, func() {
 	open := func(checkoutURL string) (context.Context, string) {
 		u, err := url.Parse(checkoutURL)
 		Expect(err).NotTo(HaveOccurred())
-		opts := append(chromedp.DefaultExecAllocatorOptions[:],
-			chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.DisableGPU,
-			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-			chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true), chromedp.Flag("no-first-run", true),
-			chromedp.WindowSize(390, 844),
-		)
-		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-		DeferCleanup(cancelAlloc)
-		tab, cancelTab := chromedp.NewContext(alloc)
-		DeferCleanup(cancelTab)
-		tab, cancelTimeout := context.WithTimeout(tab, 60*time.Second)
-		DeferCleanup(cancelTimeout)
-		Expect(chromedp.Run(tab)).To(Succeed(), "Chromium starts")
+		tab := browser(chromium, 390, 844)
 		return tab, baseURL + u.RequestURI()
 	}
-	// screenshot writes a picture for review. It is not an assertion: Chromium can stall a capture
-	// while a page is still painting, so a capture gets its own short deadline and a stalled one is
-	// reported instead of failing the spec (and of eating the tab's deadline).
-	screenshot := func(tab context.Context, name string) {
-		capture, cancel := context.WithTimeout(tab, 15*time.Second)
-		defer cancel()
-		var png []byte
-		if err := chromedp.Run(capture, chromedp.CaptureScreenshot(&png)); err != nil {
-			AddReportEntry("screenshot "+name+" not taken", err.Error())
-			return
-		}
-		Expect(os.WriteFile(filepath.Join(outDir, name+".png"), png, 0o644)).To(Succeed())
-	}
+	// screenshot writes a picture for review (screenshotTo).
+	screenshot := func(tab context.Context, name string) { screenshotTo(tab, filepath.Join(outDir, name+".png")) }
 	create := func(extra func(*paygate.CreatePaymentRequest)) *paygate.CreatePaymentResponse {
 		req := paygate.CreatePaymentRequest{
 			PaymentAmount: "15000", CurrencyCode: "TZS", RefTrx: uniqueName("order"), Description: "Kilo ya kahawa",
