@@ -27,7 +27,10 @@ import (
 // +kubebuilder:rbac:groups=paygate.dev,resources=consolesessions/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=paygate.dev,resources=consoleauditrecords,verbs=get;list;create
 // +kubebuilder:rbac:groups=paygate.dev,resources=webhookdeliveries,verbs=get
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=create;update
+
+// The console's credentials Secrets are written only in the apiserver's own namespace, by a Role
+// written by hand (config/rbac/apiserver/console_secrets_role.yaml, the chart's
+// apiserver-console-rbac.yaml): the generated ClusterRole only reads Secrets.
 
 // ConsoleOptions configure the merchant console the apiserver serves under /console
 // (docs/console.md).
@@ -39,7 +42,14 @@ type ConsoleOptions struct {
 	IdleTimeout, AbsoluteTimeout time.Duration
 	// OIDC, when set, adds sign-in through the installation's OpenID Connect provider.
 	OIDC *console.OIDCOptions
+	// SecretsNamespace is where the console keeps its users' credentials Secrets: the apiserver's
+	// own namespace (default paygate-system).
+	SecretsNamespace string
 }
+
+// DefaultConsoleSecretsNamespace is where the console keeps credentials Secrets when the
+// apiserver's namespace is not known.
+const DefaultConsoleSecretsNamespace = "paygate-system"
 
 // mountConsole serves the console under /console when it is on and the apiserver has a cache and
 // a full client (the unit tests' servers without them have no console).
@@ -52,7 +62,8 @@ func (s *Server) mountConsole() {
 		Cache: s.opts.Cache, APIReader: s.opts.APIReader, Writer: w, Records: consoleRecords{s}, Clock: s.opts.Clock,
 		PublicURL: s.opts.PublicURL, TrustedProxies: s.opts.TrustedProxies,
 		IdleTimeout: s.opts.Console.IdleTimeout, AbsoluteTimeout: s.opts.Console.AbsoluteTimeout, OIDC: s.opts.Console.OIDC,
-		Log: s.opts.Log.WithName("console"),
+		SecretsNamespace: cmpOr(s.opts.Console.SecretsNamespace, DefaultConsoleSecretsNamespace),
+		Log:              s.opts.Log.WithName("console"),
 	})
 	s.mux.Handle(console.Prefix, s.console)
 	s.mux.Handle(console.Prefix+"/", s.console)

@@ -99,6 +99,9 @@ type Options struct {
 	// IdleTimeout ends a session after that long without a request; AbsoluteTimeout ends it
 	// however active it is.
 	IdleTimeout, AbsoluteTimeout time.Duration
+	// SecretsNamespace is where the users' credentials Secrets are kept: the apiserver's own
+	// namespace, the only one where it may write Secrets.
+	SecretsNamespace string
 	// Lockout is when repeated failed sign-ins lock a user.
 	Lockout consoleauth.LockoutPolicy
 	// OIDC, when set, adds sign-in through the installation's OpenID Connect provider.

@@ -174,6 +174,9 @@ func TestSplitCookie(t *testing.T) {
 		{"duka.short", "", false},
 		{"no-dot-at-all-abcdefghijklmnop", "", false},
 		{strings.Repeat("n", 64) + ".abcdefghijklmnopqrstuvwxyz", "", false},
+		{"Duka.abcdefghijklmnopqrstuvwxyz", "", false},
+		{"du/ka.abcdefghijklmnopqrstuvwxyz", "", false},
+		{"duka..abcdefghijklmnopqrstuvwxyz", "duka", true},
 	} {
 		ns, _, ok := splitCookie(tt.v)
 		if ok != tt.wantOK || (ok && ns != tt.ns) {

@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
@@ -60,16 +59,16 @@ func (cr *userSecrets) invitationValid(token string, now time.Time) bool {
 	return err == nil && now.Before(t) && subtle.ConstantTimeCompare([]byte(id), []byte(consoleauth.TokenID(token))) == 1
 }
 
-// readCredentials reads u's credentials live; a user without a Secret yet has empty ones.
-func readCredentials(ctx context.Context, r client.Reader, u *paygatev1.ConsoleUser) (*userSecrets, error) {
+// readCredentials reads u's credentials live from secretsNS (the apiserver's namespace); a user
+// without a Secret yet has empty ones.
+func readCredentials(ctx context.Context, r client.Reader, secretsNS string, u *paygatev1.ConsoleUser) (*userSecrets, error) {
 	s := &corev1.Secret{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: u.Namespace, Name: paygatev1.ConsoleCredentialsSecretName(u.Name)}, s)
+	key := client.ObjectKey{Namespace: secretsNS, Name: paygatev1.ConsoleCredentialsSecretName(u.Namespace, u.Name)}
+	err := r.Get(ctx, key, s)
 	if apierrors.IsNotFound(err) {
 		return &userSecrets{secret: &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: u.Namespace, Name: paygatev1.ConsoleCredentialsSecretName(u.Name),
-				Labels: map[string]string{paygatev1.LabelConsoleUser: u.Name},
-				OwnerReferences: []metav1.OwnerReference{{APIVersion: paygatev1.GroupVersion.String(), Kind: "ConsoleUser",
-					Name: u.Name, UID: u.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name,
+				Labels: map[string]string{paygatev1.LabelConsoleUser: u.Name, paygatev1.LabelConsoleNamespace: u.Namespace}},
 			Type: corev1.SecretTypeOpaque, Data: map[string][]byte{}}}, nil
 	}
 	if err != nil {
@@ -103,11 +102,21 @@ type Invitation struct {
 	Link string
 }
 
+// deleteCredentials deletes u's credentials Secret (a removed user's).
+func deleteCredentials(ctx context.Context, w client.Writer, secretsNS string, u *paygatev1.ConsoleUser) error {
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: secretsNS, Name: paygatev1.ConsoleCredentialsSecretName(u.Namespace, u.Name)}}
+	if err := w.Delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting a console user's credentials: %w", err)
+	}
+	return nil
+}
+
 // Invite creates (or finds) the console user with email in merchant m's namespace and gives
 // them a new invitation, replacing any earlier one: the link, valid for lifetime, lets them
-// choose a password. publicURL is where browsers reach the apiserver. It refuses an email
-// another merchant's user already has.
-func Invite(ctx context.Context, cl client.Client, m *paygatev1.Merchant, email string, role paygatev1.ConsoleRole,
+// choose a password. publicURL is where browsers reach the apiserver; secretsNS is the
+// apiserver's namespace, where the credentials Secret is kept. It refuses an email another
+// merchant's user already has.
+func Invite(ctx context.Context, cl client.Client, secretsNS string, m *paygatev1.Merchant, email string, role paygatev1.ConsoleRole,
 	displayName, publicURL string, lifetime time.Duration, now time.Time) (*Invitation, error) {
 	email = normalEmail(email)
 	var all paygatev1.ConsoleUserList
@@ -132,7 +141,7 @@ func Invite(ctx context.Context, cl client.Client, m *paygatev1.Merchant, email 
 	if err != nil {
 		return nil, fmt.Errorf("making an invitation: %w", err)
 	}
-	cr, err := readCredentials(ctx, cl, u)
+	cr, err := readCredentials(ctx, cl, secretsNS, u)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,8 +25,11 @@ type DemoUser struct {
 // EnsureDemoUser makes email a user of m's console with role, signed up, with a new random password
 // and (owners and finance users) a new TOTP secret, replacing any earlier ones: the local
 // development environment writes them out at each start. Not for production accounts.
-func EnsureDemoUser(ctx context.Context, cl client.Client, m *paygatev1.Merchant, email string, role paygatev1.ConsoleRole) (*DemoUser, error) {
+func EnsureDemoUser(ctx context.Context, cl client.Client, secretsNS string, m *paygatev1.Merchant, email string, role paygatev1.ConsoleRole) (*DemoUser, error) {
 	email = normalEmail(email)
+	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretsNS}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating the namespace of the console's secrets: %w", err)
+	}
 	u := &paygatev1.ConsoleUser{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: paygatev1.ConsoleUserName(email)},
 		Spec: paygatev1.ConsoleUserSpec{Merchant: m.Name, Email: email, Role: role, DisplayName: "Demo " + string(role)}}
 	if err := cl.Create(ctx, u); apierrors.IsAlreadyExists(err) {
@@ -49,7 +53,7 @@ func EnsureDemoUser(ctx context.Context, cl client.Client, m *paygatev1.Merchant
 	if err != nil {
 		return nil, err
 	}
-	cr, err := readCredentials(ctx, cl, u)
+	cr, err := readCredentials(ctx, cl, secretsNS, u)
 	if err != nil {
 		return nil, err
 	}

@@ -58,7 +58,7 @@ func (c *Console) invitePerson(w http.ResponseWriter, r *http.Request) {
 		c.renderPeople(w, r, http.StatusUnprocessableEntity, v.withError("inviteInvalid"))
 		return
 	}
-	inv, err := Invite(ctx, c.opts.Writer, p.merchant, email, role, "", c.opts.PublicURL, DefaultInviteLifetime, c.opts.Clock.Now())
+	inv, err := Invite(ctx, c.opts.Writer, c.opts.SecretsNamespace, p.merchant, email, role, "", c.opts.PublicURL, DefaultInviteLifetime, c.opts.Clock.Now())
 	if err != nil {
 		var known []*paygatev1.ConsoleUser
 		if known, _ = c.users.find(ctx, email); len(known) > 0 || apierrors.IsInvalid(err) {
@@ -107,6 +107,10 @@ func (c *Console) removePerson(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := c.endAllSessions(ctx, u); err != nil {
 		c.serverError(w, r, "Ending a removed user's sessions", err)
+		return
+	}
+	if err := deleteCredentials(ctx, c.opts.Writer, c.opts.SecretsNamespace, u); err != nil {
+		c.serverError(w, r, "Deleting a removed user's credentials", err)
 		return
 	}
 	c.audit(ctx, r, p.user, "remove-user", u.Spec.Email, paygatev1.ConsoleAuditSuccess, "")

@@ -12,10 +12,12 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
@@ -233,15 +235,14 @@ func (c *Console) endAllSessions(ctx context.Context, u *paygatev1.ConsoleUser) 
 	return nil
 }
 
-// splitCookie splits a session cookie into the namespace and the random part.
+// splitCookie splits a session cookie into the namespace and the random part; a cookie whose
+// namespace is not a namespace's name is no session (and is never sent to the Kubernetes API).
 func splitCookie(v string) (ns, random string, ok bool) {
-	for i := 0; i < len(v); i++ {
-		if v[i] == '.' {
-			ns, random = v[:i], v[i+1:]
-			return ns, random, ns != "" && len(ns) <= 63 && len(random) >= 20
-		}
+	ns, random, found := strings.Cut(v, ".")
+	if !found || len(validation.IsDNS1123Label(ns)) > 0 || len(random) < 20 {
+		return "", "", false
 	}
-	return "", "", false
+	return ns, random, true
 }
 
 func (c *Console) address(r *http.Request) string {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -60,7 +61,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusTooManyRequests, "sign-in", v.withError("locked"))
 		return
 	}
-	cr, err := readCredentials(ctx, c.opts.APIReader, u)
+	cr, err := readCredentials(ctx, c.opts.APIReader, c.opts.SecretsNamespace, u)
 	if err != nil {
 		c.serverError(w, r, "Reading console credentials", err)
 		return
@@ -191,7 +192,7 @@ func (c *Console) secondFactor(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusTooManyRequests, "second-factor", (&view{p: p}).withError("locked"))
 		return
 	}
-	cr, err := readCredentials(ctx, c.opts.APIReader, u)
+	cr, err := readCredentials(ctx, c.opts.APIReader, c.opts.SecretsNamespace, u)
 	if err != nil {
 		c.serverError(w, r, "Reading console credentials", err)
 		return
@@ -309,14 +310,14 @@ func (c *Console) signOutEverywhere(w http.ResponseWriter, r *http.Request) {
 func (c *Console) inviteUser(ctx context.Context, r *http.Request) (*paygatev1.ConsoleUser, *userSecrets, string, bool, error) {
 	ref, token := r.FormValue("user"), r.FormValue("token")
 	ns, name, ok := strings.Cut(ref, "/")
-	if !ok || ns == "" || name == "" || len(ref) > 320 || len(token) < 20 || len(token) > 100 {
+	if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 || len(token) < 20 || len(token) > 100 {
 		return nil, nil, "", false, nil
 	}
 	u, err := c.user(ctx, ns, name)
 	if err != nil || u == nil || u.Spec.Disabled {
 		return nil, nil, "", false, err
 	}
-	cr, err := readCredentials(ctx, c.opts.APIReader, u)
+	cr, err := readCredentials(ctx, c.opts.APIReader, c.opts.SecretsNamespace, u)
 	if err != nil {
 		return nil, nil, "", false, err
 	}
@@ -404,7 +405,7 @@ func (c *Console) enrolForm(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, Prefix+"/second-factor", http.StatusSeeOther)
 		return
 	}
-	cr, err := readCredentials(ctx, c.opts.APIReader, p.user)
+	cr, err := readCredentials(ctx, c.opts.APIReader, c.opts.SecretsNamespace, p.user)
 	if err != nil {
 		c.serverError(w, r, "Reading console credentials", err)
 		return
@@ -429,7 +430,7 @@ func (c *Console) enrolForm(w http.ResponseWriter, r *http.Request) {
 // them once and completes the sign-in.
 func (c *Console) enrol(w http.ResponseWriter, r *http.Request) {
 	ctx, p := r.Context(), principalFrom(r)
-	cr, err := readCredentials(ctx, c.opts.APIReader, p.user)
+	cr, err := readCredentials(ctx, c.opts.APIReader, c.opts.SecretsNamespace, p.user)
 	if err != nil {
 		c.serverError(w, r, "Reading console credentials", err)
 		return

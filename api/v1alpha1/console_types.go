@@ -44,9 +44,13 @@ func ConsoleUserName(email string) string {
 	return "user-" + hex.EncodeToString(sum[:10])
 }
 
-// ConsoleCredentialsSecretName is the Secret, in the user's namespace, that holds a console
-// user's password hash, TOTP secret, recovery-code hashes and pending invitation.
-func ConsoleCredentialsSecretName(user string) string { return "console-" + user }
+// ConsoleCredentialsSecretName is the Secret that holds the password hash, TOTP secret,
+// recovery-code hashes and pending invitation of console user user of namespace namespace. It
+// lives in the apiserver's own namespace (the only one where it may write Secrets), not the
+// merchant's.
+func ConsoleCredentialsSecretName(namespace, user string) string {
+	return "console-" + namespace + "." + user
+}
 
 // ConsoleSessionName is the object name of the session whose cookie has tokenID
 // (consoleauth.TokenID: a hash of the cookie).
@@ -58,6 +62,8 @@ const (
 	LabelConsoleUser = "paygate.dev/console-user"
 	// LabelConsoleMerchant names the Merchant of a session or an audit record.
 	LabelConsoleMerchant = "paygate.dev/console-merchant"
+	// LabelConsoleNamespace names the namespace of the ConsoleUser a credentials Secret belongs to.
+	LabelConsoleNamespace = "paygate.dev/console-namespace"
 )
 
 // ConsoleUserSpec is a person who signs in to one merchant's console.
@@ -137,7 +143,7 @@ type ConsoleUserStatus struct {
 // ConsoleUser is a person who signs in to a merchant's console.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:categories=paygate
+// +kubebuilder:resource:shortName=cuser,categories=paygate
 // +kubebuilder:printcolumn:name="Merchant",type=string,JSONPath=`.spec.merchant`
 // +kubebuilder:printcolumn:name="Email",type=string,JSONPath=`.spec.email`
 // +kubebuilder:printcolumn:name="Role",type=string,JSONPath=`.spec.role`
@@ -227,7 +233,7 @@ type ConsoleSessionStatus struct {
 // the session cookie; deleting it signs the browser out on every replica.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:categories=paygate
+// +kubebuilder:resource:shortName=csession,categories=paygate
 // +kubebuilder:printcolumn:name="User",type=string,JSONPath=`.spec.user`
 // +kubebuilder:printcolumn:name="Method",type=string,JSONPath=`.spec.method`
 // +kubebuilder:printcolumn:name="Address",type=string,JSONPath=`.spec.address`
@@ -315,7 +321,7 @@ type ConsoleAuditRecordSpec struct {
 // ConsoleAuditRecord is one entry of a merchant's console audit trail; owners see them in the
 // console. Records are immutable and kept until deleted.
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:categories=paygate
+// +kubebuilder:resource:shortName=caudit,categories=paygate
 // +kubebuilder:printcolumn:name="Merchant",type=string,JSONPath=`.spec.merchant`
 // +kubebuilder:printcolumn:name="Actor",type=string,JSONPath=`.spec.actor`
 // +kubebuilder:printcolumn:name="Action",type=string,JSONPath=`.spec.action`

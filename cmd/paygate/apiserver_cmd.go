@@ -56,6 +56,8 @@ type apiserverOptions struct {
 	// oidc* are --console-oidc-*: sign-in through an OpenID Connect provider (off without an
 	// issuer).
 	oidcIssuer, oidcClientID, oidcSecretFile, oidcMerchantClaim, oidcRoleClaim string
+	// consoleSecretsNS is --console-secrets-namespace.
+	consoleSecretsNS string
 	// rateLimitScope is --rate-limit-scope (standalone apiserver only): "cluster", "replica" or
 	// "" (cluster when the pod's namespace is known).
 	rateLimitScope string
@@ -83,11 +85,24 @@ func (o *apiserverOptions) bindFlags(fs *flag.FlagSet, defaultAddr string) {
 	fs.BoolVar(&o.console, "console", true, "Serve the merchant console under /console.")
 	fs.DurationVar(&o.consoleIdle, "console-idle-timeout", console.DefaultIdleTimeout, "A console session ends after this long without a request.")
 	fs.DurationVar(&o.consoleAbsolute, "console-absolute-timeout", console.DefaultAbsoluteTimeout, "A console session ends this long after sign-in, however active.")
+	fs.StringVar(&o.consoleSecretsNS, "console-secrets-namespace", "", "Namespace of the console users' credentials Secrets: the apiserver's own (default: $POD_NAMESPACE or the service account's, else paygate-system); it may write Secrets only there.")
 	fs.StringVar(&o.oidcIssuer, "console-oidc-issuer", "", "OpenID Connect issuer URL: the console offers sign-in through it (off when empty).")
 	fs.StringVar(&o.oidcClientID, "console-oidc-client-id", "", "The console's client id at the OpenID Connect provider.")
 	fs.StringVar(&o.oidcSecretFile, "console-oidc-client-secret-file", "", "File holding the console's client secret at the OpenID Connect provider (or $PAYGATE_CONSOLE_OIDC_CLIENT_SECRET).")
 	fs.StringVar(&o.oidcMerchantClaim, "console-oidc-merchant-claim", "paygate_merchant", "ID token claim naming the user's merchant as <namespace>/<name>.")
 	fs.StringVar(&o.oidcRoleClaim, "console-oidc-role-claim", "paygate_role", "ID token claim naming the user's console role (owner, developer, finance or viewer).")
+}
+
+// consoleSecretsNamespace is --console-secrets-namespace, else the pod's namespace, else
+// apiserver.DefaultConsoleSecretsNamespace.
+func (o *apiserverOptions) consoleSecretsNamespace() string {
+	if o.consoleSecretsNS != "" {
+		return o.consoleSecretsNS
+	}
+	if ns, _ := replicas.Namespace(); ns != "" {
+		return ns
+	}
+	return apiserver.DefaultConsoleSecretsNamespace
 }
 
 // consoleOIDC is the console's OpenID Connect configuration from the flags (nil: off).
@@ -167,7 +182,7 @@ func (o *apiserverOptions) serverOptions() (apiserver.Options, error) {
 		PublicURL:               strings.TrimSuffix(public, "/"),
 		Site:                    apiserver.SiteInfo{SiteName: o.siteName, SiteLogo: o.siteLogo, SiteURL: o.siteURL, BrandWord: o.brandWord},
 		Console: apiserver.ConsoleOptions{Disabled: !o.console, IdleTimeout: o.consoleIdle, AbsoluteTimeout: o.consoleAbsolute,
-			OIDC: oidc},
+			OIDC: oidc, SecretsNamespace: o.consoleSecretsNamespace()},
 		Log: ctrl.Log.WithName("apiserver"),
 	}, nil
 }

@@ -15,13 +15,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/apiserver"
 	"github.com/paygate/paygate/console"
 	"github.com/paygate/paygate/internal/consoleauth"
 	"github.com/paygate/paygate/internal/kube"
 )
 
 const consoleInviteUsage = "Usage: paygate console invite --namespace NS --merchant NAME --email ADDRESS " +
-	"[--role owner|developer|finance|viewer] [--name DISPLAY-NAME] [--public-url URL] [--valid 72h] [--kubeconfig FILE]"
+	"[--role owner|developer|finance|viewer] [--name DISPLAY-NAME] [--public-url URL] [--valid 72h] [--secrets-namespace paygate-system] [--kubeconfig FILE]"
 
 // runConsole runs `paygate console invite`: it creates a merchant's console user (the platform
 // team's way to give a merchant its first owner) and prints a one-time link that lets them choose
@@ -44,6 +45,7 @@ func runConsole(args []string, stdout, stderr io.Writer) int {
 	name := fs.String("name", "", "The user's name as the console shows it.")
 	publicURL := fs.String("public-url", "http://127.0.0.1:8443", "Where browsers reach the apiserver (its --public-url).")
 	valid := fs.Duration("valid", console.DefaultInviteLifetime, "How long the link works.")
+	secretsNS := fs.String("secrets-namespace", apiserver.DefaultConsoleSecretsNamespace, "The apiserver's namespace (its --console-secrets-namespace), where the user's credentials Secret is kept.")
 	kubeconfig := fs.String("kubeconfig", "", "Path to a kubeconfig (default: $KUBECONFIG, ~/.kube/config or the in-cluster service account).")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
@@ -83,7 +85,7 @@ func runConsole(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "paygate console invite: reading merchant %s/%s: %v\n", *ns, *merchant, err)
 		return 1
 	}
-	inv, err := console.Invite(ctx, c, m, *email, r, *name, *publicURL, *valid, time.Now())
+	inv, err := console.Invite(ctx, c, *secretsNS, m, *email, r, *name, *publicURL, *valid, time.Now())
 	if err != nil {
 		fmt.Fprintf(stderr, "paygate console invite: %v\n", err)
 		return 1

@@ -269,7 +269,7 @@ func waitForMerchantsReady(ctx context.Context, c client.Client, timeout time.Du
 func demoConsoleOwner(ctx context.Context, c client.Client, merchants []paygatev1.Merchant) (*console.DemoUser, error) {
 	for i := range merchants {
 		if merchants[i].Spec.BusinessStatus == paygatev1.BusinessApproved {
-			owner, err := console.EnsureDemoUser(ctx, c, &merchants[i], "owner@"+merchants[i].Name+".example", paygatev1.ConsoleOwner)
+			owner, err := console.EnsureDemoUser(ctx, c, apiserver.DefaultConsoleSecretsNamespace, &merchants[i], "owner@"+merchants[i].Name+".example", paygatev1.ConsoleOwner)
 			if err != nil {
 				return nil, fmt.Errorf("making the demo console owner: %w", err)
 			}

@@ -39,6 +39,7 @@ import (
 	"github.com/paygate/paygate/internal/credentials"
 	"github.com/paygate/paygate/pkg/paygate"
 	"github.com/paygate/paygate/test/oidcissuer"
+	"github.com/paygate/paygate/test/testenv"
 )
 
 // logBuffer collects a replica's log lines, to check that no secret reaches them.
@@ -70,7 +71,7 @@ type consoleUser struct {
 
 // invite invites email to m's console with role, as `paygate console invite` does.
 func invite(m *paygatev1.Merchant, email string, role paygatev1.ConsoleRole) *consoleUser {
-	inv, err := console.Invite(ctx, k8s, m, email, role, "", baseURL, time.Hour, time.Now())
+	inv, err := console.Invite(ctx, k8s, testenv.ChartNamespace, m, email, role, "", baseURL, time.Hour, time.Now())
 	Expect(err).NotTo(HaveOccurred())
 	return &consoleUser{email: email, password: "correct horse " + uniqueName("battery"), link: inv.Link}
 }
@@ -202,7 +203,9 @@ var _ = Describe("The merchant console", Ordered, func() {
 		duka = createMerchant(ns, "duka")
 		soko = createMerchant(ns, "soko")
 		logsB = &logBuffer{}
-		replicaB = "http://" + startReplica("console-b", func(o *apiserver.Options) { o.Log = logsB.logger() })
+		replicaB = "http://" + startReplica("console-b", func(o *apiserver.Options) {
+			o.Log, o.Console.SecretsNamespace = logsB.logger(), testenv.ChartNamespace
+		})
 		outDir = filepath.Join("..", "output", "console")
 		Expect(os.MkdirAll(outDir, 0o755)).To(Succeed())
 		chromium = chromiumPath()
@@ -299,6 +302,13 @@ var _ = Describe("The merchant console", Ordered, func() {
 			Expect(chromedp.Run(tab,
 				chromedp.SetValue(`#merchant_ref`, "order-broke", chromedp.ByQuery),
 				chromedp.Click(`#apply`, chromedp.ByQuery),
+			)).To(Succeed())
+			Eventually(func() string { // the filtered page, not the one the click left
+				var loc string
+				_ = chromedp.Run(tab, chromedp.Location(&loc))
+				return loc
+			}, "30s", "100ms").Should(ContainSubstring("merchant_ref=order-broke"))
+			Expect(chromedp.Run(tab,
 				chromedp.WaitVisible(`a[href^="/console/payments/`+dukaPays[2]+`"]`, chromedp.ByQuery),
 				chromedp.Text(`#total`, &total, chromedp.ByQuery),
 			)).To(Succeed())
@@ -404,7 +414,8 @@ var _ = Describe("The merchant console", Ordered, func() {
 		code, _, _ = tc.get("/console/")
 		Expect(code).To(Equal(http.StatusSeeOther), "a removed user's session ends")
 		Eventually(func() error {
-			return k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: paygatev1.ConsoleCredentialsSecretName(paygatev1.ConsoleUserName(temp.email))}, &corev1.Secret{})
+			return k8s.Get(ctx, client.ObjectKey{Namespace: testenv.ChartNamespace,
+				Name: paygatev1.ConsoleCredentialsSecretName(ns, paygatev1.ConsoleUserName(temp.email))}, &corev1.Secret{})
 		}).Should(Satisfy(apierrors.IsNotFound), "the removed user's credentials go with them")
 		var audit paygatev1.ConsoleAuditRecordList
 		Expect(k8s.List(ctx, &audit, client.InNamespace(ns))).To(Succeed())
@@ -441,7 +452,7 @@ var _ = Describe("The merchant console", Ordered, func() {
 		_, _ = rand.Read(key)
 		rctx, stop := context.WithCancel(ctx)
 		_, done, err := apiserver.Start(rctx, identities.APIServer, addr, apiserver.Options{CheckoutKey: key, PublicURL: public,
-			Log: logf.Log.WithName("console-oidc"), Console: apiserver.ConsoleOptions{OIDC: &console.OIDCOptions{
+			Log: logf.Log.WithName("console-oidc"), Console: apiserver.ConsoleOptions{SecretsNamespace: testenv.ChartNamespace, OIDC: &console.OIDCOptions{
 				IssuerURL: iss.URL(), ClientID: oidcissuer.DefaultClientID, ClientSecret: iss.ClientSecret}}})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() {
@@ -578,6 +589,19 @@ var _ = Describe("The merchant console", Ordered, func() {
 		attacker.http.Jar.SetCookies(base, []*http.Cookie{planted})
 		status, _, _ = attacker.get("/console/")
 		Expect(status).To(Equal(http.StatusSeeOther), "the planted id signs nobody in")
+
+		// Malformed ids are nobody's, never a server error.
+		odd := newConsoleClient(baseURL)
+		odd.http.Jar.SetCookies(base, []*http.Cookie{{Name: "paygate-console", Value: "Not/A-Namespace.0123456789abcdefghijkl", Path: "/"}})
+		status, _, _ = odd.get("/console/payments")
+		Expect(status).To(Equal(http.StatusSeeOther))
+		for _, q := range []string{"user=" + ns + "/a/b&token=0123456789abcdefghijklmnop", "user=Bad%20NS/x&token=0123456789abcdefghijklmnop",
+			"user=" + ns + "/" + paygatev1.ConsoleUserName(u.email) + "&token=not-the-token-0123456789"} {
+			status, _, _ = odd.get("/console/invite?" + q)
+			Expect(status).To(Equal(http.StatusNotFound), q)
+		}
+		status, _, _ = odd.get("/console/payments/..%2f..%2fsecrets")
+		Expect(status).To(BeElementOf(http.StatusSeeOther, http.StatusNotFound))
 	})
 
 	It("locks a user after repeated failures on either replica, and keeps passwords, codes and cookies out of logs and the audit trail", func() {
@@ -611,7 +635,7 @@ var _ = Describe("The merchant console", Ordered, func() {
 		}
 		Expect(refused).To(BeNumerically(">=", consoleauth.DefaultLockoutPolicy.Threshold+2), "every refusal audited")
 		var secret corev1.Secret
-		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: paygatev1.ConsoleCredentialsSecretName(cu.Name)}, &secret)).To(Succeed())
+		Expect(k8s.Get(ctx, client.ObjectKey{Namespace: testenv.ChartNamespace, Name: paygatev1.ConsoleCredentialsSecretName(ns, cu.Name)}, &secret)).To(Succeed())
 		for _, where := range []string{logsB.String(), trail.String()} {
 			for _, s := range append([]string{u.password, wrong, u.totp, string(secret.Data["password"])}, u.recovery...) {
 				Expect(where).NotTo(ContainSubstring(s))

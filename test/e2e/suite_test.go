@@ -74,6 +74,7 @@ var _ = BeforeSuite(func() {
 	api, done, err = apiserver.Start(ctx, identities.APIServer, "127.0.0.1:0", apiserver.Options{
 		CheckoutKey: key,
 		PublicURL:   "http://checkout.paygate.test",
+		Console:     apiserver.ConsoleOptions{SecretsNamespace: testenv.ChartNamespace},
 		Log:         logf.Log.WithName("apiserver"),
 	})
 	Expect(err).NotTo(HaveOccurred())

@@ -540,6 +540,8 @@ func (b *bench) listPages(ctx context.Context, n int) error {
 	if n == b.st.s.Live[len(b.st.s.Live)-1] {
 		profile = int(math.Round((b.st.s.Warmup + b.st.s.Duration).Seconds()))
 	}
+	// Latency rows compared across sizes: not under kube-apiserver's digestion of a seed.
+	b.idle(ctx)
 	return b.latencyRows(ctx, []roundRow{
 		{key: fmt.Sprintf("list-first-%d-%d", c, n), scenario: load.List, merchant: "bulk"},
 		{key: fmt.Sprintf("list-half-%d-%d", c, n), scenario: load.ListHalf, merchant: "bulk"},

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/apiserver"
 	"github.com/paygate/paygate/console"
 	"github.com/paygate/paygate/internal/archive"
 	"github.com/paygate/paygate/internal/controlplane"
@@ -323,7 +324,7 @@ func (st *stack) setupWorld(ctx context.Context) error {
 	if err := k.Get(ctx, client.ObjectKey{Namespace: st.cfg.Merchants["bulk"].Namespace, Name: st.cfg.Merchants["bulk"].Name}, &bulk); err != nil {
 		return err
 	}
-	viewer, err := console.EnsureDemoUser(ctx, k, &bulk, "viewer@bench.example", paygatev1.ConsoleViewer)
+	viewer, err := console.EnsureDemoUser(ctx, k, apiserver.DefaultConsoleSecretsNamespace, &bulk, "viewer@bench.example", paygatev1.ConsoleViewer)
 	if err != nil {
 		return fmt.Errorf("making the console viewer: %w", err)
 	}
