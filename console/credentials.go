@@ -95,6 +95,22 @@ func writeCredentials(ctx context.Context, w client.Writer, cr *userSecrets) err
 	return nil
 }
 
+// createOrGetUser creates m's console user with email (lower case) and role, or reads the one
+// that exists (whose role stays as it is).
+func createOrGetUser(ctx context.Context, cl client.Client, m *paygatev1.Merchant, email string, role paygatev1.ConsoleRole,
+	displayName string) (*paygatev1.ConsoleUser, error) {
+	u := &paygatev1.ConsoleUser{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: paygatev1.ConsoleUserName(email)},
+		Spec: paygatev1.ConsoleUserSpec{Merchant: m.Name, Email: email, Role: role, DisplayName: displayName}}
+	if err := cl.Create(ctx, u); apierrors.IsAlreadyExists(err) {
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
+			return nil, fmt.Errorf("reading the console user: %w", err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("creating the console user: %w", err)
+	}
+	return u, nil
+}
+
 // Invitation is what Invite made: the user and the one-time link that lets them choose a
 // password.
 type Invitation struct {
@@ -128,14 +144,9 @@ func Invite(ctx context.Context, cl client.Client, secretsNS string, m *paygatev
 			return nil, fmt.Errorf("%s is already a console user of merchant %s/%s", email, other.Namespace, other.Spec.Merchant)
 		}
 	}
-	u := &paygatev1.ConsoleUser{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: paygatev1.ConsoleUserName(email)},
-		Spec: paygatev1.ConsoleUserSpec{Merchant: m.Name, Email: email, Role: role, DisplayName: displayName}}
-	if err := cl.Create(ctx, u); apierrors.IsAlreadyExists(err) {
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
-			return nil, fmt.Errorf("reading the console user: %w", err)
-		}
-	} else if err != nil {
-		return nil, fmt.Errorf("creating the console user: %w", err)
+	u, err := createOrGetUser(ctx, cl, m, email, role, displayName)
+	if err != nil {
+		return nil, err
 	}
 	token, id, err := consoleauth.NewToken()
 	if err != nil {

@@ -30,14 +30,9 @@ func EnsureDemoUser(ctx context.Context, cl client.Client, secretsNS string, m *
 	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: secretsNS}}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating the namespace of the console's secrets: %w", err)
 	}
-	u := &paygatev1.ConsoleUser{ObjectMeta: metav1.ObjectMeta{Namespace: m.Namespace, Name: paygatev1.ConsoleUserName(email)},
-		Spec: paygatev1.ConsoleUserSpec{Merchant: m.Name, Email: email, Role: role, DisplayName: "Demo " + string(role)}}
-	if err := cl.Create(ctx, u); apierrors.IsAlreadyExists(err) {
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
-			return nil, fmt.Errorf("reading the demo user: %w", err)
-		}
-	} else if err != nil {
-		return nil, fmt.Errorf("creating the demo user: %w", err)
+	u, err := createOrGetUser(ctx, cl, m, email, role, "Demo "+string(role))
+	if err != nil {
+		return nil, err
 	}
 	token, _, err := consoleauth.NewToken()
 	if err != nil {
