@@ -14,12 +14,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
-	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/credentials"
 	"github.com/paygate/paygate/internal/index"
+	"github.com/paygate/paygate/internal/kube"
 	"github.com/paygate/paygate/internal/metrics"
 	"github.com/paygate/paygate/internal/ratelimit"
 	"github.com/paygate/paygate/pkg/paygate/signing"
@@ -252,31 +252,12 @@ const businessIDIndex = "paygate.dev/business-id"
 // (the running apiserver), and returns the store to ask; nil otherwise (a plain client in unit
 // tests), when merchantByBusinessID lists through the field index.
 func merchantIndex(r client.Reader) toolscache.Indexer {
-	informers, ok := r.(crcache.Informers)
-	if !ok {
-		return nil
-	}
-	inf, err := informers.GetInformer(context.Background(), &paygatev1.Merchant{})
-	if err != nil {
-		return nil
-	}
-	shared, ok := inf.(toolscache.SharedIndexInformer)
-	if !ok {
-		return nil
-	}
-	store := shared.GetIndexer()
-	if _, exists := store.GetIndexers()[businessIDIndex]; !exists {
-		err := shared.AddIndexers(toolscache.Indexers{businessIDIndex: func(o any) ([]string, error) {
-			if m, ok := o.(*paygatev1.Merchant); ok {
-				return index.MerchantBusinessIDs(m), nil
-			}
-			return nil, nil
-		}})
-		if err != nil {
-			return nil
+	return kube.InformerIndexer(r, &paygatev1.Merchant{}, businessIDIndex, func(o any) ([]string, error) {
+		if m, ok := o.(*paygatev1.Merchant); ok {
+			return index.MerchantBusinessIDs(m), nil
 		}
-	}
-	return store
+		return nil, nil
+	})
 }
 
 func (s *Server) credentialSet(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment) (credentials.Set, error) {

@@ -21,13 +21,12 @@ var exportColumns = []string{"trx_id", "merchant_ref", "status", "reason", "amou
 	"payment_mode", "gateway", "customer_phone", "environment", "created_at", "updated_at", "amount_refunded", "refund_state"}
 
 func exportRow(p *paygate.Payment) []string {
-	num := func(n interface{ String() string }) string { return n.String() }
 	fee, net := "", ""
 	if p.Fee != nil {
-		fee = num(*p.Fee)
+		fee = p.Fee.String()
 	}
 	if p.NetAmount != nil {
-		net = num(*p.NetAmount)
+		net = p.NetAmount.String()
 	}
 	return []string{p.TrxID, csvSafe(p.MerchantRef), p.Status, p.Reason, p.Amount.String(), fee, net, p.Currency, p.PaymentMode,
 		p.Gateway, p.Customer.Phone, p.Environment, p.CreatedAt, p.UpdatedAt, p.AmountRefunded.String(), p.RefundState}

@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	toolscache "k8s.io/client-go/tools/cache"
-	crcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
+	"github.com/paygate/paygate/internal/kube"
 )
 
 const emailIndex = "console-email"
@@ -25,32 +25,12 @@ type usersByEmail struct {
 }
 
 func newUsersByEmail(r client.Reader) usersByEmail {
-	u := usersByEmail{reader: r}
-	informers, ok := r.(crcache.Informers)
-	if !ok {
-		return u
-	}
-	inf, err := informers.GetInformer(context.Background(), &paygatev1.ConsoleUser{})
-	if err != nil {
-		return u
-	}
-	shared, ok := inf.(toolscache.SharedIndexInformer)
-	if !ok {
-		return u
-	}
-	if _, exists := shared.GetIndexer().GetIndexers()[emailIndex]; !exists {
-		err := shared.AddIndexers(toolscache.Indexers{emailIndex: func(o any) ([]string, error) {
-			if cu, ok := o.(*paygatev1.ConsoleUser); ok {
-				return []string{normalEmail(cu.Spec.Email)}, nil
-			}
-			return nil, nil
-		}})
-		if err != nil {
-			return u
+	return usersByEmail{reader: r, store: kube.InformerIndexer(r, &paygatev1.ConsoleUser{}, emailIndex, func(o any) ([]string, error) {
+		if cu, ok := o.(*paygatev1.ConsoleUser); ok {
+			return []string{normalEmail(cu.Spec.Email)}, nil
 		}
-	}
-	u.store = shared.GetIndexer()
-	return u
+		return nil, nil
+	})}
 }
 
 func normalEmail(e string) string { return strings.ToLower(strings.TrimSpace(e)) }
