@@ -123,42 +123,61 @@ func initiatingPayment(opts ...func(*paygatev1.Payment)) *paygatev1.Payment {
 	}}, opts...)...)
 }
 
-// TestAnAcceptedPushIsWrittenAtOnce: the provider's acceptance is stored by the pass that pushed
-// (the record, then Pending: two writes), so no restart, leader change or stale cache can take the
-// attempt for one whose answer was lost (docs/payments.md, The attempt protocol).
-func TestAnAcceptedPushIsWrittenAtOnce(t *testing.T) {
-	p := rulesPayment(func(p *paygatev1.Payment) { p.Spec.PushRequest.Phone = "+255711000004" }) // never answers
-	r, c, writes, _ := countedReconciler(p, rulesGateway())
-	got, res, err := reconcilePayment(t, r, c, p, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := got.LatestAttempt()
-	if *writes != 2 || a == nil || a.Phase != paygatev1.AttemptPending || a.Sends != 1 || a.LastSentAt == nil {
-		t.Fatalf("after the push: %d status writes, attempt %+v; want 2 writes, Pending, one send", *writes, a)
-	}
-	if ready := meta.FindStatusCondition(got.Status.Conditions, paygatev1.ConditionReady); ready == nil || ready.Reason != ReasonAwaitingCustomer {
-		t.Errorf("Ready = %+v, want AwaitingCustomer", ready)
-	}
-	if res.RequeueAfter != r.PollInterval || sandboxOf(r).Pushes(a.Reference) != 1 {
-		t.Fatalf("requeue %s, %d pushes; want the poll interval, 1", res.RequeueAfter, sandboxOf(r).Pushes(a.Reference))
-	}
-	if _, _, err = reconcilePayment(t, r, c, p, 2); err != nil || *writes != 2 {
-		t.Errorf("queries that change nothing wrote status: %d writes (%v)", *writes, err)
+// TestAnAcceptedPushIsWrittenAtOnceWhereTheProviderDoesNotDeduplicate: the provider's acceptance
+// is stored by the pass that pushed (the record, then Pending: two writes) where the provider does
+// not de-duplicate by our reference, so no restart, leader change or stale cache can take the
+// attempt for one whose answer was lost. Where it does (the simulator, pawaPay), the attempt stays
+// as written ahead, one write, and the next pass that hears Pending stores it (docs/payments.md,
+// The attempt protocol).
+func TestAnAcceptedPushIsWrittenAtOnceWhereTheProviderDoesNotDeduplicate(t *testing.T) {
+	for _, tc := range []struct {
+		dedup      bool
+		wantWrites int
+		wantPhase  paygatev1.AttemptPhase
+	}{
+		{dedup: false, wantWrites: 2, wantPhase: paygatev1.AttemptPending},
+		{dedup: true, wantWrites: 1, wantPhase: paygatev1.AttemptInitiating},
+	} {
+		p := rulesPayment()
+		r, c, writes, _ := countedReconciler(p, rulesGateway())
+		prov := &scriptedProvider{dedup: tc.dedup}
+		r.Providers = stubProviders{prov}
+		got, res, err := reconcilePayment(t, r, c, p, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := got.LatestAttempt()
+		if *writes != tc.wantWrites || a == nil || a.Phase != tc.wantPhase || a.Sends != 1 || a.LastSentAt == nil {
+			t.Fatalf("dedup=%v, after the push: %d status writes, attempt %+v; want %d writes, %s, one send", tc.dedup, *writes, a, tc.wantWrites, tc.wantPhase)
+		}
+		if ready := meta.FindStatusCondition(got.Status.Conditions, paygatev1.ConditionReady); ready == nil || ready.Reason != ReasonAwaitingCustomer {
+			t.Errorf("dedup=%v: Ready = %+v, want AwaitingCustomer", tc.dedup, ready)
+		}
+		if res.RequeueAfter != r.PollInterval || prov.pushes(a.Reference) != 1 {
+			t.Fatalf("dedup=%v: requeue %s, %d pushes; want the poll interval, 1", tc.dedup, res.RequeueAfter, prov.pushes(a.Reference))
+		}
+		// The next pass asks; Pending is stored once (where it was not yet), and queries that
+		// change nothing write nothing.
+		got, _, err = reconcilePayment(t, r, c, p, 3)
+		if err != nil || *writes != 2 || got.LatestAttempt().Phase != paygatev1.AttemptPending || prov.pushes(a.Reference) != 1 {
+			t.Errorf("dedup=%v, three passes later: %d writes, phase %s, %d pushes (%v); want 2, Pending, 1",
+				tc.dedup, *writes, got.LatestAttempt().Phase, prov.pushes(a.Reference), err)
+		}
 	}
 }
 
-// TestAQuickCustomerCostsThreeStatusWrites: the record, the acceptance, the outcome; the outcome's
-// webhook event is created by the pass that stored it, without reading the payment again.
-func TestAQuickCustomerCostsThreeStatusWrites(t *testing.T) {
+// TestAQuickCustomerCostsTwoStatusWrites: the record and the outcome (the simulator de-duplicates,
+// so its acceptance is not stored); the outcome's webhook event is created by the pass that stored
+// it, without reading the payment again.
+func TestAQuickCustomerCostsTwoStatusWrites(t *testing.T) {
 	p := rulesPayment()
 	r, c, writes, liveReads := countedReconciler(p, rulesGateway())
 	got, _, err := reconcilePayment(t, r, c, p, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status.Phase != paygatev1.PaymentSuccess || *writes != 3 {
-		t.Fatalf("phase %q after %d status writes; want success after 3", got.Status.Phase, *writes)
+	if got.Status.Phase != paygatev1.PaymentSuccess || *writes != 2 {
+		t.Fatalf("phase %q after %d status writes; want success after 2", got.Status.Phase, *writes)
 	}
 	d := &paygatev1.WebhookDelivery{}
 	if err := c.Get(context.Background(), client.ObjectKey{Namespace: p.Namespace, Name: webhookevents.DeliveryName(string(p.UID), webhookevents.PaymentCompleted)}, d); err != nil {
@@ -167,7 +186,7 @@ func TestAQuickCustomerCostsThreeStatusWrites(t *testing.T) {
 	if *liveReads != 0 {
 		t.Errorf("%d live reads of the payment; its own successful write confirmed it", *liveReads)
 	}
-	if _, _, err := reconcilePayment(t, r, c, p, 1); err != nil || *writes != 3 {
+	if _, _, err := reconcilePayment(t, r, c, p, 1); err != nil || *writes != 2 {
 		t.Fatalf("a pass over the terminal payment: %d writes, %v", *writes, err)
 	}
 }

@@ -15,7 +15,9 @@
 //     (Initiating) and says it does not know, and never while an operator's verdict is pending.
 //     Where the provider does not de-duplicate, a send that may have reached it is never repeated.
 //   - An accepted send is recorded (phase Pending) by the caller at once, so no restart, leader
-//     change or stale cache sends it again.
+//     change or stale cache sends it again; except where the provider de-duplicates by our
+//     reference (Decision.Deferrable): there the attempt may stay as written ahead (Initiating),
+//     which is exactly the record of a send whose answer was lost, and the next pass asks.
 //   - An operator's verdict names the send it resolves (the attempt's send count) and never
 //     overrides a newer send; a decision that applies a verdict sends nothing.
 //   - An attempt whose object ended without the provider's final answer stays watched for a
@@ -221,6 +223,16 @@ type Decision struct {
 	Recall Recall
 	// RetryAfter is when to decide again, absent another wake-up (0: no need).
 	RetryAfter time.Duration
+	// Deferrable: the only news in Record is that a provider which de-duplicates by our reference
+	// accepted the send (Initiating became Pending). The caller may leave the stored attempt as it
+	// was written ahead and save the write: a stored Initiating record is the record of a send
+	// whose answer was lost, which every rule already covers (the next pass asks; a "not found"
+	// re-sends the same reference, at most one operation). A provider reference or remark in the
+	// acceptance can wait: such a provider is asked by our reference and repeats them in every
+	// answer (provider.Capabilities). Only a first send's acceptance is deferrable: a re-send
+	// followed a "not found" (a provider slow to show what it accepted), and its acceptance is
+	// stored so that the next "not found" is not taken for a lost send again.
+	Deferrable bool
 	// Why names the rule that decided, for logs and tests.
 	Why string
 }
@@ -315,6 +327,8 @@ func answered(in Input) Decision {
 		return d
 	}
 	d.RetryAfter = in.Poll
+	d.Deferrable = a.To == ActionSend && a.Status == provider.StatusPending && r.Phase == paygatev1.AttemptInitiating &&
+		r.SendCount() == 1 && in.Deduplicates
 	return d
 }
 

@@ -203,8 +203,17 @@ func (w *simWorld) pass() {
 	w.apply(d)
 }
 
-// apply stores the pass's record and outcome, as the controllers' final status write does.
+// apply stores the pass's record and outcome, as the controllers' final status write does. A
+// deferrable record is left as written ahead half the time (the payments' shell leaves it unless
+// the pass learned something else).
 func (w *simWorld) apply(d Decision) {
+	if d.Deferrable && w.rng.IntN(2) == 0 {
+		w.logf("the acceptance is not stored: the attempt stays %s", w.stored.Phase)
+		if d.Record.Phase != paygatev1.AttemptPending || w.stored.Phase != paygatev1.AttemptInitiating || d.Outcome != OutcomeNone {
+			w.fail("a deferrable decision that is more than an accepted send: %+v over %+v", d, w.stored)
+		}
+		return
+	}
 	w.stored = d.Record
 	if d.Record.Watched(w.now) && w.watchEndsAt.IsZero() {
 		w.watchEndsAt = d.Record.WatchUntil

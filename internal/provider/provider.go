@@ -124,6 +124,9 @@ type Capabilities struct {
 	// answer was lost may be sent again with the same reference (before its deadline) once a
 	// status query says the provider does not have it. A provider that does not de-duplicate
 	// (M-Pesa's STK push) never gets a second send of an attempt that may have reached it.
+	// Such a provider is asked by our reference, and every answer about an operation carries its
+	// provider reference and remark, so the acceptance of a send need not be stored at once
+	// (attempt.Decision.Deferrable).
 	Deduplicates bool
 	// ResultsByCallback: the provider's final answer arrives only by callback to a result URL
 	// (Daraja's B2C, transaction status and reversal); status queries, where it has them, confirm.
