@@ -5,7 +5,6 @@ package apiserver
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"net/http"
 	"net/url"
@@ -119,13 +118,18 @@ func (s *Server) authenticate(r *http.Request, body []byte) (*caller, *APIError)
 	if set.BusinessID != businessID {
 		return nil, authFailed(metrics.AuthUnknownKey, errInvalidCredentials)
 	}
-	if subtle.ConstantTimeCompare([]byte(set.APIKey), []byte(apiKey)) != 1 {
+	// The current key, or during a rotation's overlap the one it replaced, with its own secret.
+	match, apiSecret := set.Check(apiKey, s.opts.Clock.Now())
+	if match == credentials.NoMatch {
 		return nil, authFailed(metrics.AuthWrongAPIKey, errInvalidCredentials)
 	}
 	if s.acceptsUnsigned(r, merchant, env) {
 		metrics.UnsignedRequests.WithLabelValues(string(env)).Inc()
-	} else if apiErr, reason := s.checkSignature(r, body, []byte(set.APISecret)); apiErr != nil {
+	} else if apiErr, reason := s.checkSignature(r, body, []byte(apiSecret)); apiErr != nil {
 		return nil, authFailed(reason, apiErr)
+	}
+	if match == credentials.MatchPrevious {
+		metrics.PreviousCredentialsRequests.WithLabelValues(string(keysEnv)).Inc()
 	}
 	switch merchant.Spec.BusinessStatus {
 	case paygatev1.BusinessRejected, paygatev1.BusinessDisabled:

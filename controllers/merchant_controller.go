@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,20 +33,22 @@ import (
 // condition's reason to SecretNotOwned when someone else's Secret is in the way, else to the
 // step's own failure reason; Ready's reason then comes from failureReason.
 const (
-	ReasonCredentialsIssued   = "CredentialsIssued"
-	ReasonCredentialsFailed   = "CredentialsFailed"
-	ReasonCredentialsRotated  = "CredentialsRotated"
-	ReasonWebhookSecretIssued = "WebhookSecretIssued"
-	ReasonWebhookSecretFailed = "WebhookSecretFailed"
-	ReasonProductionEnabled   = "ProductionEnabled"
-	ReasonProductionDisabled  = "ProductionDisabled"
-	ReasonSelectionValid      = "SelectionValid"
-	ReasonSelectionInvalid    = "SelectionInvalid"
-	ReasonMultipleSelections  = "MultipleSelections"
-	ReasonMerchantReady       = "MerchantReady"
-	ReasonMerchantNotReady    = "MerchantNotReady"
-	ReasonBusinessNotApproved = "BusinessNotApproved"
-	merchantControllerName    = "merchant-controller"
+	ReasonCredentialsIssued  = "CredentialsIssued"
+	ReasonCredentialsFailed  = "CredentialsFailed"
+	ReasonCredentialsRotated = "CredentialsRotated"
+	// ReasonCredentialsOverlapEnded: the credentials a rotation replaced stopped working.
+	ReasonCredentialsOverlapEnded = "CredentialsOverlapEnded"
+	ReasonWebhookSecretIssued     = "WebhookSecretIssued"
+	ReasonWebhookSecretFailed     = "WebhookSecretFailed"
+	ReasonProductionEnabled       = "ProductionEnabled"
+	ReasonProductionDisabled      = "ProductionDisabled"
+	ReasonSelectionValid          = "SelectionValid"
+	ReasonSelectionInvalid        = "SelectionInvalid"
+	ReasonMultipleSelections      = "MultipleSelections"
+	ReasonMerchantReady           = "MerchantReady"
+	ReasonMerchantNotReady        = "MerchantNotReady"
+	ReasonBusinessNotApproved     = "BusinessNotApproved"
+	merchantControllerName        = "merchant-controller"
 )
 
 // MerchantReconciler issues a merchant's credentials (sandbox always, production once approved),
@@ -55,6 +59,15 @@ type MerchantReconciler struct {
 	APIReader client.Reader
 	Recorder  events.EventRecorder
 	IDs       *IDAllocator
+	// Clock is the time source of rotation overlaps (default the real clock).
+	Clock clock.PassiveClock
+}
+
+func (r *MerchantReconciler) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
 }
 
 // merchantScope is what one reconcile pass of a Merchant works on.
@@ -166,7 +179,7 @@ func summarizeMerchant(m *paygatev1.Merchant, reconcileErr error) {
 // someone else's Secret is in the way, else the step's own reason; never the error's text.
 func stepFailure(err error, stepReason string) (reason, message string) {
 	reason, message = failureReason(err)
-	if reason != ReasonSecretNotOwned {
+	if reason != ReasonSecretNotOwned && reason != ReasonInvalidAnnotation {
 		reason = stepReason
 	}
 	return reason, message
@@ -183,7 +196,7 @@ func (r *MerchantReconciler) assignID(ctx context.Context, s *merchantScope) (ct
 
 func (r *MerchantReconciler) issueSandboxCredentials(ctx context.Context, s *merchantScope) (ctrl.Result, error) {
 	m := s.merchant
-	set, err := r.ensureCredentialSet(ctx, m, paygatev1.EnvironmentSandbox)
+	set, res, err := r.ensureCredentialSet(ctx, m, paygatev1.EnvironmentSandbox)
 	if err != nil {
 		reason, msg := stepFailure(err, ReasonCredentialsFailed)
 		r.setCondition(m, paygatev1.ConditionSandboxCredentialsIssued, metav1.ConditionFalse, reason, msg)
@@ -192,7 +205,7 @@ func (r *MerchantReconciler) issueSandboxCredentials(ctx context.Context, s *mer
 	m.Status.Sandbox = set
 	r.setCondition(m, paygatev1.ConditionSandboxCredentialsIssued, metav1.ConditionTrue, ReasonCredentialsIssued,
 		"Sandbox credentials are in Secret "+set.SecretName)
-	return ctrl.Result{}, nil
+	return res, nil
 }
 
 func (r *MerchantReconciler) issueProductionCredentials(ctx context.Context, s *merchantScope) (ctrl.Result, error) {
@@ -209,7 +222,7 @@ func (r *MerchantReconciler) issueProductionCredentials(ctx context.Context, s *
 			fmt.Sprintf("Production needs an approved business; businessStatus is %s", businessStatus(m)))
 		return ctrl.Result{}, nil
 	}
-	set, err := r.ensureCredentialSet(ctx, m, paygatev1.EnvironmentProduction)
+	set, res, err := r.ensureCredentialSet(ctx, m, paygatev1.EnvironmentProduction)
 	if err != nil {
 		reason, msg := stepFailure(err, ReasonCredentialsFailed)
 		r.setProductionCondition(m, metav1.ConditionFalse, reason, msg)
@@ -217,7 +230,7 @@ func (r *MerchantReconciler) issueProductionCredentials(ctx context.Context, s *
 	}
 	m.Status.Production = set
 	r.setProductionCondition(m, metav1.ConditionTrue, ReasonProductionEnabled, "Production credentials are in Secret "+set.SecretName)
-	return ctrl.Result{}, nil
+	return res, nil
 }
 
 // setProductionCondition sets ProductionEnabled and records an event when it flips.

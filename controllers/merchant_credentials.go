@@ -6,12 +6,16 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"maps"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/credentials"
@@ -25,45 +29,102 @@ func rotateAnnotation(env paygatev1.Environment) string {
 	return paygatev1.AnnotationRotateSandboxCredentials
 }
 
+// endOverlapAnnotation is the Merchant annotation that ends env's rotation overlap now.
+func endOverlapAnnotation(env paygatev1.Environment) string {
+	if env == paygatev1.EnvironmentProduction {
+		return paygatev1.AnnotationEndProductionOverlap
+	}
+	return paygatev1.AnnotationEndSandboxOverlap
+}
+
 // ensureCredentialSet makes the Secret of env's credential set exist, hold a complete set for the
-// merchant's business ID, and answer the latest rotation request. Nothing secret leaves it.
-func (r *MerchantReconciler) ensureCredentialSet(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment) (paygatev1.CredentialSetStatus, error) {
+// merchant's business ID, answer the latest rotation request, and keep the credentials a rotation
+// replaced only for the rotation's overlap (docs/configuration.md, Rotating credentials). Nothing
+// secret leaves it. The result asks for a pass when the overlap ends.
+func (r *MerchantReconciler) ensureCredentialSet(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment) (paygatev1.CredentialSetStatus, ctrl.Result, error) {
 	businessID := credentials.BusinessID(string(m.UID), env)
 	status := paygatev1.CredentialSetStatus{BusinessID: businessID, SecretName: credentials.SecretName(m.Name, env)}
-	rotation := m.Annotations[rotateAnnotation(env)]
+	rotation, endOverlap := m.Annotations[rotateAnnotation(env)], m.Annotations[endOverlapAnnotation(env)]
 
 	secret, err := r.getOwnedSecret(ctx, m, status.SecretName)
 	if err != nil {
-		return status, err
+		return status, ctrl.Result{}, err
 	}
 	if secret == nil {
 		set, err := credentials.NewSet(businessID, env)
 		if err != nil {
-			return status, err
+			return status, ctrl.Result{}, err
 		}
 		secret = r.newSecret(m, status.SecretName, env, credentials.KindAPI, rotation, set.Data())
+		secret.Annotations[credentials.AnnotationOverlapEnded] = endOverlap
 		if err := r.createSecret(ctx, secret); err != nil {
-			return status, err
+			return status, ctrl.Result{}, err
 		}
 		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, ReasonCredentialsIssued, "IssueCredentials",
 			"Issued %s credentials for business ID %s into Secret %s", env, businessID, secret.Name)
-		return status, nil
+		return status, ctrl.Result{}, nil
 	}
 
+	now := r.now()
 	current, complete := credentials.SetFromData(secret.Data)
 	if complete && current.BusinessID == businessID && secret.Annotations[credentials.AnnotationRotation] == rotation {
-		return status, nil
+		return r.keepOverlap(ctx, m, env, secret, current, status, now)
+	}
+	overlap, err := credentials.ParseOverlap(m.Annotations[paygatev1.AnnotationCredentialsOverlap])
+	if err != nil {
+		// Nothing rotates until the overlap reads: the old credentials keep working alone.
+		return status, ctrl.Result{}, reconcile.TerminalError(&invalidAnnotationError{annotation: paygatev1.AnnotationCredentialsOverlap, err: err})
 	}
 	set, err := credentials.NewSet(businessID, env)
 	if err != nil {
-		return status, err
+		return status, ctrl.Result{}, err
 	}
-	if err := r.replaceSecretData(ctx, secret, rotation, set.Data()); err != nil {
-		return status, err
+	if complete && current.BusinessID == businessID && overlap > 0 {
+		set.Previous = &credentials.Previous{APIKey: current.APIKey, APISecret: current.APISecret, Expires: now.Add(overlap).Truncate(time.Second)}
+	}
+	if err := r.replaceSecretData(ctx, secret, map[string]string{credentials.AnnotationRotation: rotation, credentials.AnnotationOverlapEnded: endOverlap}, set.Data()); err != nil {
+		return status, ctrl.Result{}, err
+	}
+	if set.Previous == nil {
+		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, ReasonCredentialsRotated, "RotateCredentials",
+			"Rotated the %s API key and secret for business ID %s in Secret %s; the old ones stopped working", env, businessID, secret.Name)
+		return status, ctrl.Result{}, nil
 	}
 	r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, ReasonCredentialsRotated, "RotateCredentials",
-		"Rotated the %s API key and secret for business ID %s in Secret %s", env, businessID, secret.Name)
-	return status, nil
+		"Rotated the %s API key and secret for business ID %s in Secret %s; the old ones work until %s",
+		env, businessID, secret.Name, set.Previous.Expires.UTC().Format(time.RFC3339))
+	status.PreviousKeyExpiresAt = &metav1.Time{Time: set.Previous.Expires}
+	return status, ctrl.Result{RequeueAfter: set.Previous.Expires.Sub(now)}, nil
+}
+
+// keepOverlap keeps the credentials a rotation replaced until their overlap ends (at its expiry,
+// or now when the merchant's end-overlap annotation has a value the Secret has not answered), and
+// then removes them from the Secret.
+func (r *MerchantReconciler) keepOverlap(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, secret *corev1.Secret,
+	set credentials.Set, status paygatev1.CredentialSetStatus, now time.Time) (paygatev1.CredentialSetStatus, ctrl.Result, error) {
+	endOverlap := m.Annotations[endOverlapAnnotation(env)]
+	endAsked := secret.Annotations[credentials.AnnotationOverlapEnded] != endOverlap
+	if set.Previous == nil && !endAsked {
+		return status, ctrl.Result{}, nil
+	}
+	if set.Previous != nil && now.Before(set.Previous.Expires) && !endAsked {
+		status.PreviousKeyExpiresAt = &metav1.Time{Time: set.Previous.Expires}
+		return status, ctrl.Result{RequeueAfter: set.Previous.Expires.Sub(now)}, nil
+	}
+	hadPrevious := set.Previous != nil
+	set.Previous = nil
+	if err := r.replaceSecretData(ctx, secret, map[string]string{credentials.AnnotationOverlapEnded: endOverlap}, set.Data()); err != nil {
+		return status, ctrl.Result{}, err
+	}
+	if hadPrevious {
+		how := "its overlap ended"
+		if endAsked {
+			how = "the overlap was ended early"
+		}
+		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, ReasonCredentialsOverlapEnded, "EndCredentialsOverlap",
+			"The %s API key and secret replaced by the last rotation stopped working: %s", env, how)
+	}
+	return status, ctrl.Result{}, nil
 }
 
 // existingCredentialSet reports env's credential set if its Secret exists, issuing nothing.
@@ -101,7 +162,7 @@ func (r *MerchantReconciler) ensureWebhookSigningSecret(ctx context.Context, m *
 			"Issued the webhook signing secret into Secret %s", name)
 		return name, nil
 	}
-	if err := r.replaceSecretData(ctx, secret, rotation, data); err != nil {
+	if err := r.replaceSecretData(ctx, secret, map[string]string{credentials.AnnotationRotation: rotation}, data); err != nil {
 		return name, err
 	}
 	r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, ReasonCredentialsRotated, "RotateWebhookSecret",
@@ -155,12 +216,14 @@ func (r *MerchantReconciler) createSecret(ctx context.Context, secret *corev1.Se
 	return nil
 }
 
-func (r *MerchantReconciler) replaceSecretData(ctx context.Context, secret *corev1.Secret, rotation string, data map[string][]byte) error {
+// replaceSecretData replaces a Secret's data and sets the annotations given (the requests it
+// answers).
+func (r *MerchantReconciler) replaceSecretData(ctx context.Context, secret *corev1.Secret, annotations map[string]string, data map[string][]byte) error {
 	secret = secret.DeepCopy()
 	if secret.Annotations == nil {
 		secret.Annotations = map[string]string{}
 	}
-	secret.Annotations[credentials.AnnotationRotation] = rotation
+	maps.Copy(secret.Annotations, annotations)
 	secret.Data = data
 	// Update (not patch) carries the resourceVersion we read: a concurrent change conflicts
 	// instead of being overwritten.

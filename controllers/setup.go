@@ -112,7 +112,7 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("setting up the gateway controller: %w", err)
 	}
 	if err := (&MerchantReconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(merchantControllerName), IDs: ids,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(merchantControllerName), IDs: ids, Clock: opts.Clock,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the merchant controller: %w", err)
 	}

@@ -117,16 +117,36 @@ func (e *secretNotOwnedError) Error() string {
 
 // failureReason is the reason and message a condition reports for a failed pass or step: what
 // kind of failure, in words that stay the same from one retry to the next.
+// ReasonInvalidAnnotation: an annotation that asks for something does not read; nothing it asks
+// for is done until it is fixed.
+const ReasonInvalidAnnotation = "InvalidAnnotation"
+
+// invalidAnnotationError is an annotation whose value does not read (a person's typo: the
+// message says what is expected, and the pass is not retried until the object changes).
+type invalidAnnotationError struct {
+	annotation string
+	err        error
+}
+
+func (e *invalidAnnotationError) Error() string {
+	return "Annotation " + e.annotation + ": " + e.err.Error() + "; nothing changes until it is fixed"
+}
+
+func (e *invalidAnnotationError) Unwrap() error { return e.err }
+
 func failureReason(err error) (reason, message string) {
 	var (
-		notOwned *secretNotOwnedError
-		prov     *providerError
-		status   apierrors.APIStatus
-		urlErr   *url.Error
+		notOwned      *secretNotOwnedError
+		badAnnotation *invalidAnnotationError
+		prov          *providerError
+		status        apierrors.APIStatus
+		urlErr        *url.Error
 	)
 	switch {
 	case errors.As(err, &notOwned):
 		return ReasonSecretNotOwned, "Secret " + notOwned.name + " exists and is not controlled by this Merchant; delete or rename it"
+	case errors.As(err, &badAnnotation):
+		return ReasonInvalidAnnotation, badAnnotation.Error()
 	case errors.As(err, &prov):
 		return ReasonProviderUnreachable, "The payment provider could not be reached; retrying"
 	case errors.As(err, &status), errors.As(err, &urlErr):

@@ -297,6 +297,11 @@ type CredentialSetStatus struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	SecretName string `json:"secretName,omitempty"`
+
+	// previousKeyExpiresAt is, during a rotation's overlap, when the API key and secret the
+	// rotation replaced stop working; absent when only the current ones work.
+	// +optional
+	PreviousKeyExpiresAt *metav1.Time `json:"previousKeyExpiresAt,omitempty"`
 }
 
 // CurrencyGateways are the gateways that can appear on hosted checkout for one currency, after
@@ -375,6 +380,14 @@ const (
 	AnnotationRotateSandboxCredentials    = "paygate.dev/rotate-sandbox-credentials"
 	AnnotationRotateProductionCredentials = "paygate.dev/rotate-production-credentials"
 	AnnotationRotateWebhookSecret         = "paygate.dev/rotate-webhook-secret"
+	// AnnotationCredentialsOverlap is how long the API key and secret a rotation replaces keep
+	// working beside the new ones: a Go duration from 0s to 168h, 24h when absent. Read when a
+	// rotation is answered.
+	AnnotationCredentialsOverlap = "paygate.dev/credentials-overlap"
+	// AnnotationEndSandboxOverlap and AnnotationEndProductionOverlap end a rotation's overlap now:
+	// set to anything new, and the replaced credentials stop working at once.
+	AnnotationEndSandboxOverlap    = "paygate.dev/end-sandbox-credentials-overlap"
+	AnnotationEndProductionOverlap = "paygate.dev/end-production-credentials-overlap"
 )
 
 // Merchant is a business that takes payments. Its controller issues its credentials.

@@ -7,8 +7,10 @@ package credentials
 
 import (
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base32"
 	"fmt"
+	"time"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/internal/names"
@@ -21,6 +23,17 @@ const (
 	KeyAPISecret  = "apiSecret"
 	// KeySigningSecret is the key of the webhook signing secret in its Secret.
 	KeySigningSecret = "signingSecret"
+	// KeyPreviousAPIKey, KeyPreviousAPISecret and KeyPreviousExpires hold, during a rotation's
+	// overlap, the credentials the rotation replaced and when they stop working (RFC 3339).
+	KeyPreviousAPIKey    = "previousApiKey"
+	KeyPreviousAPISecret = "previousApiSecret"
+	KeyPreviousExpires   = "previousExpires"
+)
+
+// Overlap bounds: how long a rotated API key and secret keep working beside the new ones.
+const (
+	DefaultOverlap = 24 * time.Hour
+	MaxOverlap     = 7 * 24 * time.Hour
 )
 
 // Values of the paygate.dev/credential label.
@@ -32,6 +45,10 @@ const (
 // AnnotationRotation on a Secret records the rotation request (the value of the Merchant's
 // rotate annotation) that the Secret's current values answer.
 const AnnotationRotation = "paygate.dev/rotation"
+
+// AnnotationOverlapEnded on a credentials Secret records the request to end an overlap early (the
+// value of the Merchant's end-overlap annotation) that the Secret answers.
+const AnnotationOverlapEnded = "paygate.dev/overlap-ended"
 
 var encoding = base32.StdEncoding.WithPadding(base32.NoPadding)
 
@@ -67,6 +84,44 @@ type Set struct {
 	BusinessID string
 	APIKey     string
 	APISecret  string
+	// Previous are the credentials a rotation replaced, while they still work; nil: none.
+	Previous *Previous
+}
+
+// Previous are rotated credentials that keep working until Expires (the rotation's overlap).
+type Previous struct {
+	APIKey    string
+	APISecret string
+	Expires   time.Time
+}
+
+// Match is which of a set's credentials an API key names.
+type Match int
+
+const (
+	// NoMatch: neither the current key nor a previous one still in its overlap.
+	NoMatch Match = iota
+	// MatchCurrent: the current key.
+	MatchCurrent
+	// MatchPrevious: the key a rotation replaced, within the rotation's overlap.
+	MatchPrevious
+)
+
+// Check compares apiKey with the set's current key and, until it expires at now, the previous
+// one, in constant time, and returns which matched and the API secret that signs for it.
+func (s Set) Check(apiKey string, now time.Time) (Match, string) {
+	current := subtle.ConstantTimeCompare([]byte(s.APIKey), []byte(apiKey)) == 1
+	previous := false
+	if s.Previous != nil {
+		previous = subtle.ConstantTimeCompare([]byte(s.Previous.APIKey), []byte(apiKey)) == 1 && now.Before(s.Previous.Expires)
+	}
+	switch {
+	case current:
+		return MatchCurrent, s.APISecret
+	case previous:
+		return MatchPrevious, s.Previous.APISecret
+	}
+	return NoMatch, ""
 }
 
 // NewSet issues a fresh API key and secret for a business ID, from crypto/rand.
@@ -84,17 +139,41 @@ func NewSet(businessID string, env paygatev1.Environment) (Set, error) {
 
 // Data is the Secret data of the set.
 func (s Set) Data() map[string][]byte {
-	return map[string][]byte{
+	data := map[string][]byte{
 		KeyBusinessID: []byte(s.BusinessID),
 		KeyAPIKey:     []byte(s.APIKey),
 		KeyAPISecret:  []byte(s.APISecret),
 	}
+	if p := s.Previous; p != nil {
+		data[KeyPreviousAPIKey] = []byte(p.APIKey)
+		data[KeyPreviousAPISecret] = []byte(p.APISecret)
+		data[KeyPreviousExpires] = []byte(p.Expires.UTC().Format(time.RFC3339))
+	}
+	return data
 }
 
-// SetFromData reads a set from Secret data; ok is false when a value is missing.
+// SetFromData reads a set from Secret data; ok is false when a value of the current credentials
+// is missing. Previous credentials with a value missing or an unreadable expiry are none.
 func SetFromData(data map[string][]byte) (Set, bool) {
 	s := Set{BusinessID: string(data[KeyBusinessID]), APIKey: string(data[KeyAPIKey]), APISecret: string(data[KeyAPISecret])}
+	key, secret := string(data[KeyPreviousAPIKey]), string(data[KeyPreviousAPISecret])
+	if expires, err := time.Parse(time.RFC3339, string(data[KeyPreviousExpires])); err == nil && key != "" && secret != "" {
+		s.Previous = &Previous{APIKey: key, APISecret: secret, Expires: expires}
+	}
 	return s, s.BusinessID != "" && s.APIKey != "" && s.APISecret != ""
+}
+
+// ParseOverlap reads an overlap: a Go duration from 0 (the rotated credentials stop at once) to
+// MaxOverlap; "" is DefaultOverlap.
+func ParseOverlap(v string) (time.Duration, error) {
+	if v == "" {
+		return DefaultOverlap, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 || d > MaxOverlap {
+		return 0, fmt.Errorf("%q is not a duration from 0s to %s (for example 24h or 90m)", v, MaxOverlap)
+	}
+	return d, nil
 }
 
 // NewWebhookSigningSecret issues a webhook signing secret, from crypto/rand.

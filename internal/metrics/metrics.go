@@ -106,9 +106,17 @@ var (
 		Name: "paygate_unsigned_requests_total",
 		Help: "Merchant API requests accepted without X-Timestamp and X-Signature (the merchant's unsignedRequests switch), by environment.",
 	}, []string{"environment"})
+
+	// PreviousCredentialsRequests counts API requests authenticated with credentials a rotation
+	// replaced, during the rotation's overlap, in the apiserver: the integrations still to move.
+	PreviousCredentialsRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "paygate_api_previous_credentials_requests_total",
+		Help: "Merchant API requests authenticated with the API key a rotation replaced, during the rotation's overlap, by environment.",
+	}, []string{"environment"})
 )
 
 func init() {
 	crmetrics.Registry.MustRegister(PaymentsSettled, LateSettlements, ProviderRequests, ProviderLatency, WebhookAttempts, WebhooksAbandoned,
-		Payouts, Refunds, DisbursementLatency, ForgottenAttempts, AttemptWatches, InvoiceCharges, Invoices, DunningRetries, UnsignedRequests)
+		Payouts, Refunds, DisbursementLatency, ForgottenAttempts, AttemptWatches, InvoiceCharges, Invoices, DunningRetries, UnsignedRequests,
+		PreviousCredentialsRequests)
 }

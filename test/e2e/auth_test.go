@@ -5,6 +5,7 @@ package e2e_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -13,6 +14,11 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
@@ -276,23 +282,114 @@ var _ = Describe("Authentication", func() {
 		Expect(err).NotTo(HaveOccurred(), "the gateway serves sandbox")
 	})
 
-	It("stops accepting a rotated API key as soon as the Secret changes", func() {
-		old := *duka.sandbox
+	It("keeps a rotated API key working for the rotation's overlap, and no longer", func() {
+		shop := createMerchant(ns, "rotating")
+		old := *shop.sandbox
+		annotate := func(kv ...string) {
+			Eventually(func(g Gomega) {
+				var m paygatev1.Merchant
+				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(shop.merchant), &m)).To(Succeed())
+				if m.Annotations == nil {
+					m.Annotations = map[string]string{}
+				}
+				for i := 0; i < len(kv); i += 2 {
+					m.Annotations[kv[i]] = kv[i+1]
+				}
+				g.Expect(k8s.Update(ctx, &m)).To(Succeed())
+			}).Should(Succeed())
+		}
+		refused := func(c *paygate.Client) func(g Gomega) {
+			return func(g Gomega) {
+				_, err := c.ListPayments(ctx, paygate.ListOptions{})
+				g.Expect(err).To(HaveOccurred())
+				g.Expect(err.(*paygate.Error).Label).To(Equal("INVALID_CREDENTIALS"))
+			}
+		}
+		secretName := types.NamespacedName{Namespace: ns, Name: shop.merchant.Name + "-sandbox-credentials"}
+		newKey := func(g Gomega, than string) *paygate.Client {
+			var secret corev1.Secret
+			g.Expect(k8s.Get(ctx, secretName, &secret)).To(Succeed())
+			g.Expect(string(secret.Data["apiKey"])).NotTo(Equal(than))
+			return clientFor(shop.merchant, paygatev1.EnvironmentSandbox)
+		}
+
+		By("rotating with the default overlap: the old key and the new one both work")
+		annotate(paygatev1.AnnotationRotateSandboxCredentials, "rotation-1")
+		var rotated *paygate.Client
+		Eventually(func(g Gomega) { rotated = newKey(g, old.Credentials.APIKey) }).Should(Succeed())
+		Expect(rotated.Credentials.MerchantKey).To(Equal(old.Credentials.MerchantKey), "the business ID stays")
 		Eventually(func(g Gomega) {
-			var m paygatev1.Merchant
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(duka.merchant), &m)).To(Succeed())
-			m.Annotations = map[string]string{paygatev1.AnnotationRotateSandboxCredentials: "rotation-1"}
-			g.Expect(k8s.Update(ctx, &m)).To(Succeed())
+			_, err := rotated.ListPayments(ctx, paygate.ListOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
 		}).Should(Succeed())
-		Eventually(func(g Gomega) {
+		Consistently(func(g Gomega) {
 			_, err := old.ListPayments(ctx, paygate.ListOptions{})
-			g.Expect(err).To(HaveOccurred())
-			g.Expect(err.(*paygate.Error).Label).To(Equal("INVALID_CREDENTIALS"))
+			g.Expect(err).NotTo(HaveOccurred(), "the old key, signed with the old secret, works during the overlap")
+		}, "2s", "200ms").Should(Succeed())
+		var m paygatev1.Merchant
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(shop.merchant), &m)).To(Succeed())
+			g.Expect(m.Status.Sandbox.PreviousKeyExpiresAt).NotTo(BeNil())
+			g.Expect(m.Status.Sandbox.PreviousKeyExpiresAt.Time).To(BeTemporally("~", time.Now().Add(24*time.Hour), time.Minute))
 		}).Should(Succeed())
-		rotated := clientFor(duka.merchant, paygatev1.EnvironmentSandbox)
-		Expect(rotated.Credentials.MerchantKey).To(Equal(old.Credentials.MerchantKey))
-		_, err := rotated.ListPayments(ctx, paygate.ListOptions{})
+		mixed := *rotated
+		mixed.Credentials.APISecret = old.Credentials.APISecret
+		_, err := mixed.ListPayments(ctx, paygate.ListOptions{})
+		Expect(err).To(HaveOccurred(), "the new key signed with the old secret")
+		Expect(err.(*paygate.Error).Label).To(Equal("INVALID_SIGNATURE"))
+
+		By("ending the overlap early: the old key stops at once, the new one goes on")
+		annotate(paygatev1.AnnotationEndSandboxOverlap, "done-1")
+		Eventually(refused(&old)).Should(Succeed())
+		_, err = rotated.ListPayments(ctx, paygate.ListOptions{})
 		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(shop.merchant), &m)).To(Succeed())
+			g.Expect(m.Status.Sandbox.PreviousKeyExpiresAt).To(BeNil())
+		}).Should(Succeed())
+
+		By("rotating with a short overlap: the old key stops when it ends, and leaves the Secret")
+		annotate(paygatev1.AnnotationCredentialsOverlap, "3s", paygatev1.AnnotationRotateSandboxCredentials, "rotation-2")
+		var second *paygate.Client
+		Eventually(func(g Gomega) { second = newKey(g, rotated.Credentials.APIKey) }).Should(Succeed())
+		_, err = rotated.ListPayments(ctx, paygate.ListOptions{})
+		Expect(err).NotTo(HaveOccurred(), "within the 3 s overlap")
+		Eventually(refused(rotated), "30s").Should(Succeed())
+		Eventually(func(g Gomega) {
+			var secret corev1.Secret
+			g.Expect(k8s.Get(ctx, secretName, &secret)).To(Succeed())
+			g.Expect(secret.Data).NotTo(HaveKey("previousApiKey"))
+		}, "30s").Should(Succeed())
+		_, err = second.ListPayments(ctx, paygate.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+
+		By("rotating with no overlap: the old key stops as soon as the Secret changes")
+		annotate(paygatev1.AnnotationCredentialsOverlap, "0s", paygatev1.AnnotationRotateSandboxCredentials, "rotation-3")
+		Eventually(refused(second)).Should(Succeed())
+		third := clientFor(shop.merchant, paygatev1.EnvironmentSandbox)
+		_, err = third.ListPayments(ctx, paygate.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+
+		By("refusing an overlap that does not read, rotating nothing")
+		annotate(paygatev1.AnnotationCredentialsOverlap, "a day", paygatev1.AnnotationRotateSandboxCredentials, "rotation-4")
+		Eventually(func(g Gomega) {
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(shop.merchant), &m)).To(Succeed())
+			c := meta.FindStatusCondition(m.Status.Conditions, paygatev1.ConditionSandboxCredentialsIssued)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Message).To(ContainSubstring(paygatev1.AnnotationCredentialsOverlap))
+			g.Expect(c.Reason).To(Equal("InvalidAnnotation"))
+		}).Should(Succeed())
+		_, err = third.ListPayments(ctx, paygate.ListOptions{})
+		Expect(err).NotTo(HaveOccurred(), "the credentials did not change")
+		var evs eventsv1.EventList
+		Expect(k8s.List(ctx, &evs, client.InNamespace(ns))).To(Succeed())
+		events := fmt.Sprintf("%+v", evs.Items)
+		Expect(events).To(ContainSubstring("CredentialsOverlapEnded"))
+		for _, secret := range []string{old.Credentials.APIKey, old.Credentials.APISecret, rotated.Credentials.APISecret} {
+			Expect(events).NotTo(ContainSubstring(secret))
+			Expect(fmt.Sprintf("%+v", m.Status)).NotTo(ContainSubstring(secret))
+		}
 	})
 
 	It("limits the request rate per business and client IP with 429 and Retry-After", func() {
