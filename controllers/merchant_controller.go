@@ -38,17 +38,21 @@ const (
 	ReasonCredentialsRotated = "CredentialsRotated"
 	// ReasonCredentialsOverlapEnded: the credentials a rotation replaced stopped working.
 	ReasonCredentialsOverlapEnded = "CredentialsOverlapEnded"
-	ReasonWebhookSecretIssued     = "WebhookSecretIssued"
-	ReasonWebhookSecretFailed     = "WebhookSecretFailed"
-	ReasonProductionEnabled       = "ProductionEnabled"
-	ReasonProductionDisabled      = "ProductionDisabled"
-	ReasonSelectionValid          = "SelectionValid"
-	ReasonSelectionInvalid        = "SelectionInvalid"
-	ReasonMultipleSelections      = "MultipleSelections"
-	ReasonMerchantReady           = "MerchantReady"
-	ReasonMerchantNotReady        = "MerchantNotReady"
-	ReasonBusinessNotApproved     = "BusinessNotApproved"
-	merchantControllerName        = "merchant-controller"
+	// Webhook signing secret rotation in two steps.
+	ReasonWebhookSecretPrepared  = "WebhookSecretPrepared"
+	ReasonWebhookSecretActivated = "WebhookSecretActivated"
+	ReasonNoPendingWebhookSecret = "NoPendingWebhookSecret"
+	ReasonWebhookSecretIssued    = "WebhookSecretIssued"
+	ReasonWebhookSecretFailed    = "WebhookSecretFailed"
+	ReasonProductionEnabled      = "ProductionEnabled"
+	ReasonProductionDisabled     = "ProductionDisabled"
+	ReasonSelectionValid         = "SelectionValid"
+	ReasonSelectionInvalid       = "SelectionInvalid"
+	ReasonMultipleSelections     = "MultipleSelections"
+	ReasonMerchantReady          = "MerchantReady"
+	ReasonMerchantNotReady       = "MerchantNotReady"
+	ReasonBusinessNotApproved    = "BusinessNotApproved"
+	merchantControllerName       = "merchant-controller"
 )
 
 // MerchantReconciler issues a merchant's credentials (sandbox always, production once approved),
@@ -253,15 +257,18 @@ func (r *MerchantReconciler) setProductionCondition(m *paygatev1.Merchant, statu
 
 func (r *MerchantReconciler) issueWebhookSigningSecret(ctx context.Context, s *merchantScope) (ctrl.Result, error) {
 	m := s.merchant
-	name, err := r.ensureWebhookSigningSecret(ctx, m)
+	name, pending, err := r.ensureWebhookSigningSecret(ctx, m)
 	if err != nil {
 		reason, msg := stepFailure(err, ReasonWebhookSecretFailed)
 		r.setCondition(m, paygatev1.ConditionWebhookSecretIssued, metav1.ConditionFalse, reason, msg)
 		return ctrl.Result{}, fmt.Errorf("issuing webhook signing secret: %w", err)
 	}
-	m.Status.WebhookSigningSecretName = name
-	r.setCondition(m, paygatev1.ConditionWebhookSecretIssued, metav1.ConditionTrue, ReasonWebhookSecretIssued,
-		"The webhook signing secret is in Secret "+name)
+	m.Status.WebhookSigningSecretName, m.Status.WebhookSigningSecretPendingSince = name, pending
+	msg := "The webhook signing secret is in Secret " + name
+	if pending != nil {
+		msg += "; a pending secret waits for " + paygatev1.AnnotationActivateWebhookSecret
+	}
+	r.setCondition(m, paygatev1.ConditionWebhookSecretIssued, metav1.ConditionTrue, ReasonWebhookSecretIssued, msg)
 	return ctrl.Result{}, nil
 }
 

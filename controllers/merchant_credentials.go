@@ -138,36 +138,106 @@ func (r *MerchantReconciler) existingCredentialSet(ctx context.Context, m *payga
 }
 
 // ensureWebhookSigningSecret makes the merchant's webhook signing Secret exist and answer the
-// latest rotation request.
-func (r *MerchantReconciler) ensureWebhookSigningSecret(ctx context.Context, m *paygatev1.Merchant) (string, error) {
+// latest requests: rotate (a new secret signs at once), prepare (a pending secret that does not
+// sign yet) and activate (the pending secret signs from now on). It returns the Secret's name and,
+// when a secret is pending, since when.
+func (r *MerchantReconciler) ensureWebhookSigningSecret(ctx context.Context, m *paygatev1.Merchant) (string, *metav1.Time, error) {
 	name := credentials.WebhookSecretName(m.Name)
 	rotation := m.Annotations[paygatev1.AnnotationRotateWebhookSecret]
+	prepare, activate := m.Annotations[paygatev1.AnnotationPrepareWebhookSecret], m.Annotations[paygatev1.AnnotationActivateWebhookSecret]
 	secret, err := r.getOwnedSecret(ctx, m, name)
 	if err != nil {
-		return name, err
+		return name, nil, err
 	}
-	if secret != nil && len(secret.Data[credentials.KeySigningSecret]) > 0 && secret.Annotations[credentials.AnnotationRotation] == rotation {
-		return name, nil
+	if secret == nil || len(secret.Data[credentials.KeySigningSecret]) == 0 || secret.Annotations[credentials.AnnotationRotation] != rotation {
+		// Issued or rotated at once (a leaked secret): a pending one is dropped, and the requests
+		// to prepare and activate standing now are taken as answered.
+		return name, nil, r.issueWebhookSecret(ctx, m, secret, map[string]string{credentials.AnnotationRotation: rotation,
+			credentials.AnnotationPrepared: prepare, credentials.AnnotationActivated: activate, credentials.AnnotationPendingSince: ""})
 	}
+	switch {
+	case secret.Annotations[credentials.AnnotationPrepared] != prepare:
+		since, err := r.prepareWebhookSecret(ctx, m, secret, prepare)
+		return name, since, err
+	case secret.Annotations[credentials.AnnotationActivated] != activate:
+		return name, nil, r.activateWebhookSecret(ctx, m, secret, activate)
+	}
+	return name, pendingSince(secret), nil
+}
+
+// pendingSince is when the Secret's pending signing secret was prepared; nil when none is.
+func pendingSince(secret *corev1.Secret) *metav1.Time {
+	t, err := time.Parse(time.RFC3339, secret.Annotations[credentials.AnnotationPendingSince])
+	if err != nil || len(secret.Data[credentials.KeyPendingSigningSecret]) == 0 {
+		return nil
+	}
+	return &metav1.Time{Time: t}
+}
+
+// issueWebhookSecret creates the webhook signing Secret (secret nil) or replaces its secret at once.
+func (r *MerchantReconciler) issueWebhookSecret(ctx context.Context, m *paygatev1.Merchant, secret *corev1.Secret, answered map[string]string) error {
 	value, err := credentials.NewWebhookSigningSecret()
 	if err != nil {
-		return name, err
+		return err
 	}
 	data := map[string][]byte{credentials.KeySigningSecret: []byte(value)}
 	if secret == nil {
-		if err := r.createSecret(ctx, r.newSecret(m, name, "", credentials.KindWebhookSigning, rotation, data)); err != nil {
-			return name, err
+		secret = r.newSecret(m, credentials.WebhookSecretName(m.Name), "", credentials.KindWebhookSigning, "", data)
+		maps.Copy(secret.Annotations, answered)
+		if err := r.createSecret(ctx, secret); err != nil {
+			return err
 		}
 		r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, ReasonWebhookSecretIssued, "IssueWebhookSecret",
-			"Issued the webhook signing secret into Secret %s", name)
-		return name, nil
+			"Issued the webhook signing secret into Secret %s", secret.Name)
+		return nil
 	}
-	if err := r.replaceSecretData(ctx, secret, map[string]string{credentials.AnnotationRotation: rotation}, data); err != nil {
-		return name, err
+	if err := r.replaceSecretData(ctx, secret, answered, data); err != nil {
+		return err
 	}
 	r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, ReasonCredentialsRotated, "RotateWebhookSecret",
-		"Rotated the webhook signing secret in Secret %s", name)
-	return name, nil
+		"Rotated the webhook signing secret in Secret %s: the new secret signs from now on", secret.Name)
+	return nil
+}
+
+// prepareWebhookSecret issues a pending signing secret beside the one that signs (replacing an
+// earlier pending one).
+func (r *MerchantReconciler) prepareWebhookSecret(ctx context.Context, m *paygatev1.Merchant, secret *corev1.Secret, prepare string) (*metav1.Time, error) {
+	value, err := credentials.NewWebhookSigningSecret()
+	if err != nil {
+		return nil, err
+	}
+	data := maps.Clone(secret.Data)
+	data[credentials.KeyPendingSigningSecret] = []byte(value)
+	since := r.now().UTC().Truncate(time.Second)
+	answered := map[string]string{credentials.AnnotationPrepared: prepare, credentials.AnnotationPendingSince: since.Format(time.RFC3339)}
+	if err := r.replaceSecretData(ctx, secret, answered, data); err != nil {
+		return nil, err
+	}
+	r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, ReasonWebhookSecretPrepared, "PrepareWebhookSecret",
+		"Prepared a pending webhook signing secret (%s in Secret %s): install it on the receiver beside the current one, then activate it with %s",
+		credentials.KeyPendingSigningSecret, secret.Name, paygatev1.AnnotationActivateWebhookSecret)
+	return &metav1.Time{Time: since}, nil
+}
+
+// activateWebhookSecret makes the pending signing secret the one that signs. Without a pending
+// secret the request is answered and nothing changes (a Warning says so).
+func (r *MerchantReconciler) activateWebhookSecret(ctx context.Context, m *paygatev1.Merchant, secret *corev1.Secret, activate string) error {
+	pending := secret.Data[credentials.KeyPendingSigningSecret]
+	data := secret.Data
+	if len(pending) > 0 {
+		data = map[string][]byte{credentials.KeySigningSecret: pending}
+	}
+	if err := r.replaceSecretData(ctx, secret, map[string]string{credentials.AnnotationActivated: activate, credentials.AnnotationPendingSince: ""}, data); err != nil {
+		return err
+	}
+	if len(pending) == 0 {
+		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, ReasonNoPendingWebhookSecret, "ActivateWebhookSecret",
+			"No pending webhook signing secret to activate: prepare one first with %s; nothing changed", paygatev1.AnnotationPrepareWebhookSecret)
+		return nil
+	}
+	r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, ReasonWebhookSecretActivated, "ActivateWebhookSecret",
+		"Activated the pending webhook signing secret in Secret %s: it signs from now on; keep the old one on the receiver a while for deliveries in flight", secret.Name)
+	return nil
 }
 
 // getOwnedSecret returns the named Secret, nil when it does not exist, or an error when it exists

@@ -347,6 +347,11 @@ type MerchantStatus struct {
 	// +optional
 	WebhookSigningSecretName string `json:"webhookSigningSecretName,omitempty"`
 
+	// webhookSigningSecretPendingSince is when the pending webhook signing secret (prepared, not
+	// yet signing) was issued; absent when there is none.
+	// +optional
+	WebhookSigningSecretPendingSince *metav1.Time `json:"webhookSigningSecretPendingSince,omitempty"`
+
 	// checkoutGateways lists, per supported currency, the gateways hosted checkout can show.
 	// +listType=map
 	// +listMapKey=currency
@@ -388,6 +393,12 @@ const (
 	// set to anything new, and the replaced credentials stop working at once.
 	AnnotationEndSandboxOverlap    = "paygate.dev/end-sandbox-credentials-overlap"
 	AnnotationEndProductionOverlap = "paygate.dev/end-production-credentials-overlap"
+	// AnnotationPrepareWebhookSecret issues a pending webhook signing secret (set to anything new)
+	// that does not sign yet; AnnotationActivateWebhookSecret (set to anything new) makes the
+	// pending secret the one that signs. Between the two the merchant installs the pending secret
+	// on the receiver beside the current one, so the receiver can verify every delivery.
+	AnnotationPrepareWebhookSecret  = "paygate.dev/prepare-webhook-secret"
+	AnnotationActivateWebhookSecret = "paygate.dev/activate-webhook-secret"
 )
 
 // Merchant is a business that takes payments. Its controller issues its credentials.

@@ -1385,6 +1385,10 @@ func (in *MerchantStatus) DeepCopyInto(out *MerchantStatus) {
 	*out = *in
 	in.Sandbox.DeepCopyInto(&out.Sandbox)
 	in.Production.DeepCopyInto(&out.Production)
+	if in.WebhookSigningSecretPendingSince != nil {
+		in, out := &in.WebhookSigningSecretPendingSince, &out.WebhookSigningSecretPendingSince
+		*out = (*in).DeepCopy()
+	}
 	if in.CheckoutGateways != nil {
 		in, out := &in.CheckoutGateways, &out.CheckoutGateways
 		*out = make([]CurrencyGateways, len(*in))

@@ -28,6 +28,9 @@ const (
 	KeyPreviousAPIKey    = "previousApiKey"
 	KeyPreviousAPISecret = "previousApiSecret"
 	KeyPreviousExpires   = "previousExpires"
+	// KeyPendingSigningSecret is a webhook signing secret prepared and not yet signing: the
+	// merchant installs it on the receiver, then activates it.
+	KeyPendingSigningSecret = "pendingSigningSecret"
 )
 
 // Overlap bounds: how long a rotated API key and secret keep working beside the new ones.
@@ -49,6 +52,14 @@ const AnnotationRotation = "paygate.dev/rotation"
 // AnnotationOverlapEnded on a credentials Secret records the request to end an overlap early (the
 // value of the Merchant's end-overlap annotation) that the Secret answers.
 const AnnotationOverlapEnded = "paygate.dev/overlap-ended"
+
+// Annotations of the webhook signing Secret: the prepare and activate requests it answers
+// (values of the Merchant's annotations), and since when a prepared secret waits (RFC 3339).
+const (
+	AnnotationPrepared     = "paygate.dev/prepared"
+	AnnotationActivated    = "paygate.dev/activated"
+	AnnotationPendingSince = "paygate.dev/pending-since"
+)
 
 var encoding = base32.StdEncoding.WithPadding(base32.NoPadding)
 

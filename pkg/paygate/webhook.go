@@ -174,6 +174,11 @@ func (e *WebhookEvent) PaymentData() (*PaymentEventData, error) {
 type WebhookVerifier struct {
 	// Secret is the webhook signing secret (whsec_…), the whole value as bytes.
 	Secret []byte
+	// MoreSecrets are accepted beside Secret while the signing secret is rotated: the pending
+	// secret from its preparation until it is activated, and the old one for a while after (a
+	// delivery signed just before the activation may arrive just after). A delivery verifies when
+	// its signature matches any of them.
+	MoreSecrets [][]byte
 	// Brand is the word in the header names X-<Brand>-Timestamp, X-<Brand>-Signature and
 	// X-<Brand>-Event. Default DefaultWebhookBrand.
 	Brand string
@@ -215,7 +220,7 @@ func (v WebhookVerifier) Verify(header http.Header, body []byte) (*WebhookEvent,
 		now = v.Now
 	}
 	ts, sig := header.Get(hTS), header.Get(hSig)
-	if err := signing.VerifyWebhook(v.Secret, sig, ts, body, now(), maxAge); err != nil {
+	if err := v.anySecret(func(secret []byte) error { return signing.VerifyWebhook(secret, sig, ts, body, now(), maxAge) }); err != nil {
 		return nil, webhookError(err, hTS, ts, hSig, sig, maxAge)
 	}
 
@@ -237,7 +242,7 @@ func (v WebhookVerifier) Verify(header http.Header, body []byte) (*WebhookEvent,
 // failed). There is no timestamp header: de-duplicate on the event id or data.trx_id.
 func (v WebhookVerifier) verifyLegacy(header http.Header, body []byte) (*WebhookEvent, error) {
 	sig := header.Get(signing.LegacyIPNHeader)
-	switch err := signing.VerifyLegacyIPN(v.Secret, sig, body); {
+	switch err := v.anySecret(func(secret []byte) error { return signing.VerifyLegacyIPN(secret, sig, body) }); {
 	case errors.Is(err, signing.ErrEmptySecret):
 		return nil, fmt.Errorf("%w: no webhook signing secret is configured", ErrWebhookSignature)
 	case errors.Is(err, signing.ErrSignatureMalformed):
@@ -263,6 +268,21 @@ func (v WebhookVerifier) verifyLegacy(header http.Header, body []byte) (*Webhook
 	hEvent, _, _ := WebhookHeaderNames(v.Brand)
 	e.ID = header.Get(hEvent + "-Id")
 	return e, nil
+}
+
+// anySecret runs verify with Secret and then each of MoreSecrets until one verifies; the error
+// is Secret's (a timestamp or a malformed header fails alike with every secret).
+func (v WebhookVerifier) anySecret(verify func(secret []byte) error) error {
+	err := verify(v.Secret)
+	for _, more := range v.MoreSecrets {
+		if err == nil || !errors.Is(err, signing.ErrSignatureMismatch) {
+			break
+		}
+		if verify(more) == nil {
+			return nil
+		}
+	}
+	return err
 }
 
 // webhookError turns an error of signing.VerifyWebhook into ErrWebhookSignature or
