@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -21,6 +22,10 @@ import (
 type credentialRow struct {
 	Environment, BusinessID, APIKey string
 	Issued                          bool
+	// PreviousAPIKey (masked) and PreviousUntil: during a rotation's overlap, the key the
+	// rotation replaced and when it stops working.
+	PreviousAPIKey string
+	PreviousUntil  time.Time
 }
 
 // gatewayRow is one gateway the merchant's checkout may offer.
@@ -33,6 +38,8 @@ type settingsView struct {
 	WebhookProduction        string
 	WebhookFormat            string
 	WebhookSecretSet         bool
+	// WebhookSecretPendingSince: a pending signing secret waits for activation since then.
+	WebhookSecretPendingSince time.Time
 	Gateways                 []gatewayRow
 	Selected                 bool
 	AllowedRedirectDomains   string
@@ -66,12 +73,18 @@ func (c *Console) settings(w http.ResponseWriter, r *http.Request) {
 		row := credentialRow{Environment: string(env)}
 		if set, ok := credentials.SetFromData(s.Data); err == nil && ok {
 			row.BusinessID, row.APIKey, row.Issued = set.BusinessID, mask(set.APIKey), true
+			if prev := set.Previous; prev != nil && c.opts.Clock.Now().Before(prev.Expires) {
+				row.PreviousAPIKey, row.PreviousUntil = mask(prev.APIKey), prev.Expires
+			}
 		}
 		sv.Credentials = append(sv.Credentials, row)
 	}
 	ws := &corev1.Secret{}
 	if err := c.opts.Cache.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.WebhookSecretName(m.Name)}, ws); err == nil {
 		sv.WebhookSecretSet = len(ws.Data) > 0
+		if m.Status.WebhookSigningSecretPendingSince != nil {
+			sv.WebhookSecretPendingSince = m.Status.WebhookSigningSecretPendingSince.Time
+		}
 	} else if !apierrors.IsNotFound(err) {
 		c.serverError(w, r, "Reading the webhook signing secret", err)
 		return
