@@ -128,3 +128,28 @@ func TestListEdges(t *testing.T) {
 		t.Fatalf("Search(false) = %d", got)
 	}
 }
+
+// TestInsertsInOrderKeepChunksSmall: items inserted in order (ascending, as a list by phone gets
+// them, or descending, as a list newest first gets new items) leave no chunk in an array much
+// larger than it: at most 2 pointers of room per item (3.1 for ascending inserts before a split
+// gave each half an array of its own).
+func TestInsertsInOrderKeepChunksSmall(t *testing.T) {
+	for _, ascending := range []bool{true, false} {
+		l := New(compareItems)
+		const n = 100_000
+		for i := range n {
+			key := i
+			if !ascending {
+				key = n - i
+			}
+			l.Insert(&item{key: key, id: i})
+		}
+		room := 0
+		for _, ch := range l.chunks {
+			room += cap(ch)
+		}
+		if room > 2*n {
+			t.Errorf("ascending %v: %d items in arrays of %d pointers", ascending, n, room)
+		}
+	}
+}
