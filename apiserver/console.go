@@ -83,7 +83,11 @@ type consoleRecords struct{ s *Server }
 
 func (r consoleRecords) ListPayments(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, f console.PaymentFilter,
 	limit, offset int) ([]paygate.Payment, int, error) {
-	page, total, err := r.s.paymentsPage(ctx, &caller{merchant: m, env: env}, f.Status, f.MerchantRef, limit, offset)
+	q, err := consolePaymentQuery(m, f)
+	if err != nil {
+		return nil, 0, err
+	}
+	page, total, err := r.s.paymentsPage(ctx, &caller{merchant: m, env: env}, q, limit, offset)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
@@ -25,7 +26,9 @@ import (
 // per filter the list offers, sorted by (the filter's key, the list's order). A filter's items
 // are one contiguous range of its list, found by two searches; a page is the range's items at
 // [offset, offset+limit), reached by position; a total is the range's length. So a page touches
-// O(log n + limit) live objects and its total is O(log n), whatever the offset.
+// O(log n + limit) live objects and its total is O(log n), whatever the offset. In a list ordered
+// newest first (payments) the items of one key are sorted by creation time, so those created in a
+// span are a sub-range of the key's range, found by the same two searches.
 //
 // The lists hold the informer's own objects (the cache's pointers: read, never modified; a page is
 // copied by writeItems as before). An object is in the bucket of its spec's merchant and
@@ -63,6 +66,9 @@ type indexSpec[T any] struct {
 	terminal func(*T) bool // nil: never archived
 	compare  func(a, b *T) int
 	facets   []facetSpec[T]
+	// created is the time compare puts newest first (within a facet's key), so that a span of
+	// creation times is a sub-range of a facet's range; nil: the list has no created filter.
+	created func(*T) time.Time
 }
 
 // bucketKey is a merchant's environment in a namespace: the objects one caller lists.
@@ -270,24 +276,35 @@ func (x *listIndex[T]) facetOrder(f facetSpec[T]) func(a, b *T) int {
 	}
 }
 
-// rangeOf is the live items of a bucket that facet selects with key, as a liveSeq. The caller
-// holds x.mu (read) while it uses the range. seen, when not nil, keeps the range's bounds for
-// the next call of the same request while the bucket does not change.
-func (x *listIndex[T]) rangeOf(bucket bucketKey, facet int, key facetKey, st *listStats, seen *rangeBounds) *indexRange[T] {
-	r := &indexRange[T]{spec: x.spec, facet: x.spec.facets[facet], key: key, st: st}
+// rangeOf is the live items of a bucket that facet selects with key and that were created in
+// span (an open span for a list without a created filter), as a liveSeq. The caller holds x.mu
+// (read) while it uses the range. seen, when not nil, keeps the range's bounds for the next call
+// of the same request while the bucket does not change.
+func (x *listIndex[T]) rangeOf(bucket bucketKey, facet int, key facetKey, span timeSpan, st *listStats, seen *rangeBounds) *indexRange[T] {
+	r := &indexRange[T]{spec: x.spec, facet: x.spec.facets[facet], key: key, span: span, st: st}
 	b := x.buckets[bucket]
 	if b == nil {
 		return r
 	}
-	r.list, r.byUID = b.facets[facet], b.byUID
+	r.list, r.byUID, r.bucket, r.version = b.facets[facet], b.byUID, b, b.version
 	r.hi = r.list.Len()
 	switch {
-	case r.facet.key == nil:
+	case r.facet.key == nil && span.open():
 	case seen != nil && seen.bucket == b && seen.version == b.version:
 		r.lo, r.hi = seen.lo, seen.hi
 	default:
-		r.lo = r.list.Search(func(e *T) bool { st.live++; return r.facet.key(e).compare(key) >= 0 })
-		r.hi = r.list.Search(func(e *T) bool { st.live++; return r.facet.key(e).compare(key) > 0 })
+		// Inside the key the items are newest first: those created at or after span.to come
+		// before the span's, those created before span.from after them.
+		r.lo = r.list.Search(func(e *T) bool {
+			st.live++
+			c := r.keyOrder(e)
+			return c > 0 || c == 0 && (span.to.IsZero() || x.spec.created(e).Before(span.to))
+		})
+		r.hi = r.list.Search(func(e *T) bool {
+			st.live++
+			c := r.keyOrder(e)
+			return c > 0 || c == 0 && !span.from.IsZero() && x.spec.created(e).Before(span.from)
+		})
 		if seen != nil {
 			*seen = rangeBounds{bucket: b, version: b.version, lo: r.lo, hi: r.hi}
 		}
@@ -310,7 +327,7 @@ func indexedRefundsOf(idx *listIndex[paygatev1.Refund], bucket bucketKey, trxID 
 	if b == nil || len(b.byUID) == 0 {
 		return nil, true
 	}
-	r := idx.rangeOf(bucket, facetField, facetKey{a: trxID}, &listStats{}, nil)
+	r := idx.rangeOf(bucket, facetField, facetKey{a: trxID}, timeSpan{}, &listStats{}, nil)
 	for i := range r.Len() {
 		refunds = append(refunds, *r.At(i))
 	}
@@ -341,16 +358,20 @@ type rangeBounds struct {
 	lo, hi  int
 }
 
-// indexRange is the items [lo, hi) of a bucket's facet list: those whose key is key. It counts
-// the objects it reads in st.live.
+// indexRange is the items [lo, hi) of a bucket's facet list: those whose key is key, created in
+// span. It counts the objects it reads in st.live.
 type indexRange[T any] struct {
 	spec   *indexSpec[T]
 	facet  facetSpec[T]
 	key    facetKey
+	span   timeSpan
 	list   *listindex.List[T] // nil: an empty bucket
 	byUID  map[types.UID]*T
 	lo, hi int
 	st     *listStats
+	// bucket and version identify the bucket's state the range was found in (keptItems).
+	bucket  any
+	version uint64
 }
 
 func (r *indexRange[T]) Len() int { return r.hi - r.lo }
@@ -366,14 +387,20 @@ func (r *indexRange[T]) Rank(x *T) int {
 	}
 	i := r.list.Search(func(e *T) bool {
 		r.st.live++
-		if r.facet.key != nil {
-			if c := r.facet.key(e).compare(r.key); c != 0 {
-				return c > 0
-			}
+		if c := r.keyOrder(e); c != 0 {
+			return c > 0
 		}
 		return r.spec.compare(e, x) >= 0
 	})
 	return min(max(i, r.lo), r.hi) - r.lo
+}
+
+// keyOrder compares e's key with the range's (0 in the unfiltered list).
+func (r *indexRange[T]) keyOrder(e *T) int {
+	if r.facet.key == nil {
+		return 0
+	}
+	return r.facet.key(e).compare(r.key)
 }
 
 // Find looks x's UID up (no object read unless it is live) and checks that the live object is
@@ -395,7 +422,7 @@ func (r *indexRange[T]) Find(x *T) int {
 
 // holds reports whether the range holds the bucket's object o.
 func (r *indexRange[T]) holds(o *T) bool {
-	return r.facet.in(o) && (r.facet.key == nil || r.facet.key(o) == r.key)
+	return r.facet.in(o) && (r.facet.key == nil || r.facet.key(o) == r.key) && (r.span.open() || r.span.holds(r.spec.created(o)))
 }
 
 // without is the range without the terminal objects of held (the archive holds them: they are
@@ -520,6 +547,13 @@ func fourFacets[T any](phase, field func(*T) string, in, fieldIn func(*T) bool) 
 	}
 }
 
+// The payment list's facets after the four of status and merchant_ref: the customer's phone, and
+// the phone and status. Only payments with a phone are in them.
+const (
+	facetPhone = facetFieldAndStatus + 1 + iota
+	facetPhoneAndStatus
+)
+
 var paymentIndex = indexSpec[paygatev1.Payment]{
 	object: func() client.Object { return &paygatev1.Payment{} },
 	bucket: func(p *paygatev1.Payment) bucketKey {
@@ -528,14 +562,28 @@ var paymentIndex = indexSpec[paygatev1.Payment]{
 	uid:      func(p *paygatev1.Payment) types.UID { return p.UID },
 	terminal: (*paygatev1.Payment).Terminal,
 	compare:  comparePayments,
-	facets: fourFacets(func(p *paygatev1.Payment) string { return string(p.Phase()) },
-		func(p *paygatev1.Payment) string { return p.Spec.MerchantReference },
+	created:  paymentCreated,
+	facets: append(fourFacets(paymentStatus, func(p *paygatev1.Payment) string { return p.Spec.MerchantReference },
 		paymentListed, paymentListed),
+		facetSpec[paygatev1.Payment]{in: phoneListed, key: func(p *paygatev1.Payment) facetKey {
+			return facetKey{a: string(p.Spec.Customer.Phone)}
+		}},
+		facetSpec[paygatev1.Payment]{in: phoneListed, key: func(p *paygatev1.Payment) facetKey {
+			return facetKey{string(p.Spec.Customer.Phone), paymentStatus(p)}
+		}}),
 }
 
 func paymentListed(p *paygatev1.Payment) bool {
 	return labelled(p.Labels, p.Spec.MerchantRef.Name, p.Spec.Environment)
 }
+
+// phoneListed: a payment without a phone (a hosted one whose customer was not named) costs the
+// phone lists nothing; no phone filter selects it.
+func phoneListed(p *paygatev1.Payment) bool {
+	return p.Spec.Customer.Phone != "" && paymentListed(p)
+}
+
+func paymentStatus(p *paygatev1.Payment) string { return string(p.Phase()) }
 
 var payoutIndex = indexSpec[paygatev1.Payout]{
 	object: func() client.Object { return &paygatev1.Payout{} },

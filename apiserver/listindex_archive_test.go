@@ -5,10 +5,12 @@ package apiserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -152,7 +154,10 @@ func (w *equivalenceWorld) create(o client.Object) {
 	w.live = append(w.live, o)
 }
 
-var equivalenceRefs = []string{"order-1", "order-2", "inv-shared", "order-3"}
+var (
+	equivalenceRefs   = []string{"order-1", "order-2", "inv-shared", "order-3"}
+	equivalencePhones = []paygatev1.MobileNumber{"", "+255712345678", "+255713000001"}
+)
 
 func (w *equivalenceWorld) payment() *paygatev1.Payment {
 	merchant, env := w.owner()
@@ -160,7 +165,7 @@ func (w *equivalenceWorld) payment() *paygatev1.Payment {
 	p.Name = fmt.Sprintf("trx-%s", base32ID(w.n))
 	p.Spec = paygatev1.PaymentSpec{MerchantRef: paygatev1.MerchantReference{Name: merchant}, Environment: env,
 		MerchantReference: pick(w.r, equivalenceRefs), Amount: "1500.00", Currency: "TZS", Mode: paygatev1.PaymentModeHosted,
-		Customer: paygatev1.Customer{Name: "Asha"}, ExpiresAt: metav1.NewTime(w.base.Add(time.Hour))}
+		Customer: paygatev1.Customer{Name: "Asha", Phone: pick(w.r, equivalencePhones)}, ExpiresAt: metav1.NewTime(w.base.Add(time.Hour))}
 	w.settlePayment(p, pick(w.r, []paygatev1.PaymentPhase{"", paygatev1.PaymentSuccess, paygatev1.PaymentFailed}))
 	return p
 }
@@ -308,14 +313,23 @@ func (w *equivalenceWorld) remove(o client.Object) {
 }
 
 // equivalenceTargets are every list's first page under every filter and two random pages of
-// each (offsets up to past the end).
-func equivalenceTargets(r *rand.Rand, trx string) []string {
+// each (offsets up to past the end). The payments' spans of creation times are of the world's
+// (base and the 25 seconds after it) and its day.
+func equivalenceTargets(r *rand.Rand, trx string, base time.Time) []string {
+	at := func(sec int) string {
+		return url.QueryEscape(base.Add(time.Duration(sec) * time.Second).UTC().Format(time.RFC3339))
+	}
+	span := "created_from=" + at(5) + "&created_to=" + at(15)
+	day := "created_from=" + base.UTC().Format(time.DateOnly) + "&created_to=" + base.UTC().AddDate(0, 0, 2).Format(time.DateOnly)
 	lists := []struct {
 		path    string
 		filters []string
 	}{
 		{"/api/v1/payments", []string{"", "status=success", "status=failed", "status=pending", "merchant_ref=inv-shared",
-			"merchant_ref=inv-shared&status=success", "merchant_ref=order-9"}},
+			"merchant_ref=inv-shared&status=success", "merchant_ref=order-9", span, span + "&status=success", "created_from=" + at(12),
+			"created_to=" + at(12) + "&status=failed", day, "customer_phone=%2B255712345678", "customer_phone=0713000001&status=success",
+			"customer_phone=%2B255712345678&" + span, "customer_phone=%2B255712345678&merchant_ref=inv-shared",
+			"customer_phone=%2B255713000001&merchant_ref=order-2&status=failed&" + day}},
 		{"/api/v1/payouts", []string{"", "status=success", "status=failed", "status=processing"}},
 		{"/api/v1/refunds", []string{"", "status=success", "status=pending", "payment=" + trx, "payment=" + trx + "&status=failed", "payment=nope"}},
 		{"/api/v1/billing/invoices", []string{"", "status=paid", "status=open", "subscription=sub_aaaaaaaaaaaaaaaaaaaaaaaa",
@@ -393,14 +407,27 @@ func TestIndexedListsAnswerAsTheCache(t *testing.T) {
 		w.create(w.invoice(period + 1))
 	}
 
+	selected := map[string]int{} // what the filters of dates and phones selected, over every stage
 	compare := func(stage string) {
 		t.Helper()
 		feeder.sync(t) // what the informers would have delivered by now
-		for _, target := range equivalenceTargets(r, trxs[0]) {
+		for _, target := range equivalenceTargets(r, trxs[0], w.base) {
 			want := do(t, fromCache, http.MethodGet, target, "", nil)
 			got := do(t, fromIndex, http.MethodGet, target, "", nil)
 			if got != want {
 				t.Fatalf("%s: GET %s:\nindex %s\ncache %s", stage, target, got, want)
+			}
+			if got.status != http.StatusOK {
+				t.Fatalf("%s: GET %s: %d %s", stage, target, got.status, got.body)
+			}
+			if strings.Contains(target, "created_") || strings.Contains(target, "customer_phone") {
+				var page struct{ Pagination struct{ Total int } }
+				_ = json.Unmarshal([]byte(got.body), &page)
+				u, _ := url.Parse(target)
+				filter := u.Query()
+				filter.Del("limit")
+				filter.Del("offset")
+				selected[filter.Encode()] += page.Pagination.Total
 			}
 		}
 	}
@@ -474,6 +501,16 @@ func TestIndexedListsAnswerAsTheCache(t *testing.T) {
 		compare(fmt.Sprintf("round %d: changed", round))
 	}
 	t.Logf("live objects read by the indexed lists: %d", reads.live)
+	empty := 0
+	for target, n := range selected {
+		if n == 0 {
+			empty++
+			t.Logf("%s selected nothing in any stage", target)
+		}
+	}
+	if empty > len(selected)/4 {
+		t.Errorf("%d of %d filters of dates and phones selected nothing in any stage: the world does not test them", empty, len(selected))
+	}
 }
 
 func containsObject(list []client.Object, o client.Object) bool {

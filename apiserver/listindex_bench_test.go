@@ -60,7 +60,9 @@ func (r storeReader) List(_ context.Context, list client.ObjectList, opts ...cli
 // BenchmarkListPayments: GET /api/v1/payments (the handler, rendering included; no archive) of
 // a merchant with 1,000 and 100,000 live payments, read from the cache as before the indexes
 // ("cache": list by label, filter, sort, slice) and from the list index ("index"): the first
-// page of 100, the page at half the list, and the first page of successful payments.
+// page of 100, the page at half the list, the first page of successful payments, the second page
+// of a span of creation times (a third of the list) and the first of a customer's successful
+// payments.
 //
 //	go test ./apiserver/ -run '^$' -bench BenchmarkListPayments -benchmem
 func BenchmarkListPayments(b *testing.B) {
@@ -85,6 +87,8 @@ func BenchmarkListPayments(b *testing.B) {
 				{"first", "limit=100"},
 				{"half", fmt.Sprintf("limit=100&offset=%d", n/2)},
 				{"success", "limit=100&status=success"},
+				{"span", "limit=100&offset=100&" + costFilters(n)[8]},
+				{"phone", "limit=100&customer_phone=%2B255712345678&status=success"},
 			} {
 				b.Run(fmt.Sprintf("%s/payments=%d/%s", mode, n, q.name), func(b *testing.B) {
 					req := httptest.NewRequest(http.MethodGet, "/api/v1/payments?"+q.query, nil).WithContext(ctx)

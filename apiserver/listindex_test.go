@@ -529,7 +529,7 @@ func TestMergeLiveMatchesTheOldMerge(t *testing.T) {
 		}
 		st := &listStats{}
 		x.mu.RLock()
-		seq := x.rangeOf(bucketKey{"shop", "duka", paygatev1.EnvironmentSandbox}, facetAll, facetKey{}, st, nil)
+		seq := x.rangeOf(bucketKey{"shop", "duka", paygatev1.EnvironmentSandbox}, facetAll, facetKey{}, timeSpan{}, st, nil)
 		gotPage, gotTotal = mergeLive[paygatev1.Payment](seq, window, start, len(archived), offset, limit, comparePayments)
 		x.mu.RUnlock()
 		if gotTotal != wantTotal || !slices.Equal(payNames(gotPage), payNames(wantPage)) {

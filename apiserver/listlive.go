@@ -6,6 +6,7 @@ package apiserver
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -84,22 +85,41 @@ func (l *sliceLive[T]) read(held map[string]bool, fn func(liveSeq[T])) {
 
 func (l *sliceLive[T]) frozen(map[string]bool) liveItems[T] { return l }
 
-// indexLive is a filter's live items in a list index.
+// indexLive is a filter's live items in a list index: the items of a facet's range created in a
+// span. A filter no one facet says in full (a payment list's phone and merchant_ref) names a few
+// facets' ranges, each with the rest of the filter (facetQuery): the read takes the shortest
+// range, found by its searches, and keeps the items of it that pass its rest.
 type indexLive[T any] struct {
 	x      *listIndex[T]
 	bucket bucketKey
-	facet  int
-	key    facetKey
+	ranges []facetQuery[T]
+	span   timeSpan
 	// count reads how many objects of the bucket the archive holds (any filter's page's total),
 	// for heldState.
 	count func(ctx context.Context) (archive.Page[T], error)
 	st    *listStats
-	seen  rangeBounds
+	seen  []rangeBounds
+	kept  keptItems[T]
+}
+
+// facetQuery is a facet's range that holds a filter's items, and rest, what the filter says that
+// the facet does not (nil: nothing).
+type facetQuery[T any] struct {
+	facet int
+	key   facetKey
+	rest  func(*T) bool
 }
 
 func (x *listIndex[T]) live(bucket bucketKey, facet int, key facetKey,
 	count func(ctx context.Context) (archive.Page[T], error)) *indexLive[T] {
-	return &indexLive[T]{x: x, bucket: bucket, facet: facet, key: key, count: count, st: &listStats{indexed: true}}
+	return x.liveIn(bucket, []facetQuery[T]{{facet: facet, key: key}}, timeSpan{}, count)
+}
+
+// liveIn is the live items of bucket that the shortest of ranges holds, created in span.
+func (x *listIndex[T]) liveIn(bucket bucketKey, ranges []facetQuery[T], span timeSpan,
+	count func(ctx context.Context) (archive.Page[T], error)) *indexLive[T] {
+	return &indexLive[T]{x: x, bucket: bucket, ranges: ranges, span: span, count: count,
+		st: &listStats{indexed: true}, seen: make([]rangeBounds, len(ranges))}
 }
 
 func (l *indexLive[T]) stats() *listStats { return l.st }
@@ -107,8 +127,24 @@ func (l *indexLive[T]) stats() *listStats { return l.st }
 func (l *indexLive[T]) read(held map[string]bool, fn func(liveSeq[T])) {
 	l.x.mu.RLock()
 	defer l.x.mu.RUnlock()
-	r := l.x.rangeOf(l.bucket, l.facet, l.key, l.st, &l.seen)
-	fn(r.without(held))
+	fn(l.items().without(held))
+}
+
+// items is the filter's items: the shortest of the ranges, or what passes its rest. The caller
+// holds l.x.mu (read).
+func (l *indexLive[T]) items() heldSeq[T] {
+	var best *indexRange[T]
+	var q facetQuery[T]
+	for i := range l.ranges {
+		r := l.x.rangeOf(l.bucket, l.ranges[i].facet, l.ranges[i].key, l.span, l.st, &l.seen[i])
+		if best == nil || r.Len() < best.Len() {
+			best, q = r, l.ranges[i]
+		}
+	}
+	if q.rest == nil {
+		return best
+	}
+	return l.kept.of(q.facet, best, q.rest)
 }
 
 func (l *indexLive[T]) frozen(held map[string]bool) liveItems[T] {
@@ -130,7 +166,7 @@ func (l *indexLive[T]) archivedLive(ctx context.Context, s *Server, k listKind[T
 	b := l.x.buckets[l.bucket]
 	none := b == nil || b.terminal == 0
 	if !none {
-		r := l.x.rangeOf(l.bucket, l.facet, l.key, l.st, &l.seen)
+		r := l.items()
 		if r.Len() <= smallRange {
 			none = true
 			for i := range r.Len() {
@@ -146,6 +182,105 @@ func (l *indexLive[T]) archivedLive(ctx context.Context, s *Server, k listKind[T
 		return nil, nil // no live item the archive may hold: it is not asked
 	}
 	return l.x.archivedLive(ctx, s, l.bucket, k.kind, l.count, l.st)
+}
+
+// heldSeq is a filter's live items, which can leave out the ones the archive holds.
+type heldSeq[T any] interface {
+	liveSeq[T]
+	without(held map[string]bool) liveSeq[T]
+}
+
+// keptItems are the items of a range that pass a filter's rest, kept while the bucket does not
+// change: a request reads its live items two or three times, and filters them once.
+type keptItems[T any] struct {
+	facet  int
+	bounds rangeBounds
+	items  []*T
+}
+
+// of is the items of r that pass rest, in r's order. The caller holds the index's lock (read).
+func (k *keptItems[T]) of(facet int, r *indexRange[T], rest func(*T) bool) *keptRange[T] {
+	bounds := rangeBounds{bucket: r.bucket, version: r.version, lo: r.lo, hi: r.hi}
+	if k.bounds.bucket == nil || k.bounds != bounds || k.facet != facet {
+		k.items = k.items[:0]
+		left := r.Len()
+		if left > 0 {
+			r.list.Ascend(r.lo, func(e *T) bool {
+				r.st.live++
+				if rest(e) {
+					k.items = append(k.items, e)
+				}
+				left--
+				return left > 0
+			})
+		}
+		k.facet, k.bounds = facet, bounds
+	}
+	return &keptRange[T]{r: r, items: k.items}
+}
+
+// keptRange is the items of a range that pass a filter's rest (keptItems), a liveSeq in the
+// list's order.
+type keptRange[T any] struct {
+	r     *indexRange[T]
+	items []*T
+}
+
+func (k *keptRange[T]) Len() int { return len(k.items) }
+
+func (k *keptRange[T]) At(i int) *T {
+	k.r.st.live++
+	return k.items[i]
+}
+
+func (k *keptRange[T]) Rank(x *T) int {
+	i, _ := k.search(x)
+	return i
+}
+
+// Find looks x's UID up and checks that the live object is one of the items and equal to x.
+func (k *keptRange[T]) Find(x *T) int {
+	o := k.r.byUID[k.r.spec.uid(x)]
+	if o == nil {
+		return -1
+	}
+	i, found := k.search(o)
+	if !found || k.items[i] != o {
+		return -1
+	}
+	k.r.st.live++
+	if k.r.spec.compare(o, x) != 0 {
+		return -1
+	}
+	return i
+}
+
+// search is the position of the first item that does not sort before x, and whether it is x's
+// equal (same UID) in the list's order.
+func (k *keptRange[T]) search(x *T) (int, bool) {
+	return slices.BinarySearchFunc(k.items, x, func(e, x *T) int {
+		k.r.st.live++
+		if c := k.r.spec.compare(e, x); c != 0 {
+			return c
+		}
+		return strings.Compare(string(k.r.spec.uid(e)), string(k.r.spec.uid(x)))
+	})
+}
+
+// without is the items without the terminal objects of held (counted once, from the archive).
+func (k *keptRange[T]) without(held map[string]bool) liveSeq[T] {
+	if len(held) == 0 {
+		return k
+	}
+	var drop []int
+	for uid := range held {
+		if o := k.r.byUID[types.UID(uid)]; o != nil && k.r.spec.terminal != nil && k.r.spec.terminal(o) {
+			if i := k.Find(o); i >= 0 {
+				drop = append(drop, i)
+			}
+		}
+	}
+	return withoutPositions[T](k, drop)
 }
 
 // heldState is what the API server knows of which of a bucket's live terminal objects the

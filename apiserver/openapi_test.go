@@ -377,6 +377,21 @@ func TestOpenAPIExchangesWithServer(t *testing.T) {
 	if _, err := c.ListPayments(ctx, paygate.ListOptions{MerchantRef: "no-such-order"}); err != nil {
 		t.Errorf("empty list: %v", err)
 	}
+	dayStart := time.Now().UTC().Truncate(24 * time.Hour)
+	if _, err := c.ListPayments(ctx, paygate.ListOptions{Status: "pending", CreatedFrom: dayStart.Add(-48 * time.Hour),
+		CreatedTo: dayStart.Add(48*time.Hour + time.Millisecond), CustomerPhone: "+255712345678"}); err != nil {
+		t.Errorf("list by dates and phone: %v", err)
+	}
+	for _, q := range []string{"created_from=2026-11-27&created_to=2026-11-28", "created_from=2026-11-27T10:00:00%2B03:00",
+		"customer_phone=0712345678", "customer_phone=%2B255712345678&merchant_ref=order-2"} {
+		resp, err = c.Do(ctx, http.MethodGet, "/api/v1/payments?"+q, nil, nil)
+		expectStatus("list ?"+q, resp, err, 200)
+	}
+	for _, q := range []string{"created_from=2026-02-30", "created_to=1999-12-31", "created_from=2026-11-28&created_to=2026-11-28",
+		"customer_phone=not-a-phone", "created_from=tomorrow"} {
+		resp, err = bad.Do(ctx, http.MethodGet, "/api/v1/payments?"+q, nil, nil)
+		expectStatus("list ?"+q, resp, err, 422)
+	}
 	// The push-mode payment already has a prompt waiting: a second push is refused (409).
 	if _, err := c.PushPayment(ctx, push.Data.TrxID, ""); err == nil || !strings.Contains(err.Error(), "PUSH_IN_PROGRESS") {
 		t.Errorf("push while a prompt waits: %v", err)

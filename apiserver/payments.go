@@ -249,19 +249,14 @@ const (
 
 func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 	c := callerFrom(r.Context())
-	q := r.URL.Query()
 	v := validation{}
 	limit, offset := pageParams(v, r)
-	status := q.Get("status")
-	if status != "" && !slices.Contains([]string{"pending", "success", "failed"}, status) {
-		v.add("status", "The status must be pending, success or failed.")
-	}
-	ref := q.Get("merchant_ref")
+	q := parsePaymentQuery(v, r.URL.Query(), c.merchant)
 	if len(v) > 0 {
 		writeError(w, validationError(v))
 		return
 	}
-	page, total, err := s.paymentsPage(r.Context(), c, status, ref, limit, offset)
+	page, total, err := s.paymentsPage(r.Context(), c, q, limit, offset)
 	if err != nil {
 		s.serverError("Listing payments", err).write(w)
 		return
@@ -269,26 +264,23 @@ func (s *Server) listPayments(w http.ResponseWriter, r *http.Request) {
 	writeItems(s, w, "payment", page, limit, offset, total, s.paymentRecord)
 }
 
-// paymentsPage is one page of the caller's payments, newest first, filtered by status and
-// merchant reference (either may be empty), live and archived merged, and how many match: the
-// payment list of the API and of the console.
-func (s *Server) paymentsPage(ctx context.Context, c *caller, status, ref string, limit, offset int) ([]paygatev1.Payment, int, error) {
+// paymentsPage is one page of the caller's payments, newest first, that q selects, live and
+// archived merged, and how many match: the payment list of the API and of the console.
+func (s *Server) paymentsPage(ctx context.Context, c *caller, q paymentQuery, limit, offset int) ([]paygatev1.Payment, int, error) {
 	k := listKind[paygatev1.Payment]{
 		kind:     archive.KindPayment,
 		uid:      func(p *paygatev1.Payment) string { return string(p.UID) },
 		terminal: (*paygatev1.Payment).Terminal,
 		compare:  comparePayments,
 	}
-	if status != string(paygatev1.PaymentPending) { // archived payments are settled
+	if q.status != string(paygatev1.PaymentPending) { // archived payments are settled
 		k.archived = func(ctx context.Context, limit, offset int) (archive.Page[paygatev1.Payment], error) {
-			return s.opts.Archive.ListPayments(ctx, archive.PaymentFilter{Namespace: c.merchant.Namespace, Merchant: c.merchant.Name,
-				Environment: c.env, Phase: paygatev1.PaymentPhase(status), MerchantReference: ref}, limit, offset)
+			return s.opts.Archive.ListPayments(ctx, q.archiveFilter(c), limit, offset)
 		}
 	}
 	var live liveItems[paygatev1.Payment]
 	if x := s.lists.paymentIndex(); x.ready() { // docs/performance.md, List indexes
-		facet, key := facetOf(status, ref)
-		live = x.live(callerBucket(c), facet, key, func(ctx context.Context) (archive.Page[paygatev1.Payment], error) {
+		live = x.liveIn(callerBucket(c), paymentRanges(q), q.created, func(ctx context.Context) (archive.Page[paygatev1.Payment], error) {
 			return s.opts.Archive.ListPayments(ctx, archive.PaymentFilter{Namespace: c.merchant.Namespace, Merchant: c.merchant.Name,
 				Environment: c.env}, 1, 0)
 		})
@@ -299,8 +291,7 @@ func (s *Server) paymentsPage(ctx context.Context, c *caller, status, ref string
 		}
 		items := list.Items[:0]
 		for _, p := range list.Items {
-			if p.Spec.MerchantRef.Name != c.merchant.Name || p.Spec.Environment != c.env ||
-				(status != "" && string(p.Phase()) != status) || (ref != "" && p.Spec.MerchantReference != ref) {
+			if p.Spec.MerchantRef.Name != c.merchant.Name || p.Spec.Environment != c.env || !q.matches(&p) {
 				continue
 			}
 			items = append(items, p)

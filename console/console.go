@@ -48,9 +48,13 @@ const (
 	signInsPerMinute = 20
 )
 
-// PaymentFilter narrows a payment list (the merchant API's list filters).
+// PaymentFilter narrows a payment list (the merchant API's list filters). CreatedFrom (inclusive)
+// and CreatedTo (exclusive) bound the creation time, a zero time is no bound; CustomerPhone is as
+// typed: the list normalizes it, or refuses it (FilterRefused).
 type PaymentFilter struct {
-	Status, MerchantRef string
+	Status, MerchantRef    string
+	CreatedFrom, CreatedTo time.Time
+	CustomerPhone          string
 }
 
 // Records are the merchant's records as the merchant API renders them: the console's lists are

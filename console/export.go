@@ -5,6 +5,7 @@ package console
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -47,10 +48,24 @@ func csvSafe(s string) string {
 // payments are created during one chunk's read.
 func (c *Console) exportPayments(w http.ResponseWriter, r *http.Request) {
 	ctx, p := r.Context(), principalFrom(r)
-	q := r.URL.Query()
 	env := environment(r, p.merchant)
-	f := PaymentFilter{Status: oneOf(q.Get("status"), []string{"pending", "success", "failed"}), MerchantRef: cut(q.Get("merchant_ref"), 128)}
-	target := fmt.Sprintf("payments %s status=%s merchant_ref=%s", env, f.Status, f.MerchantRef)
+	form := paymentFormOf(r.URL.Query())
+	f, bad := form.filter()
+	if bad != "" {
+		c.refuse(w, r, http.StatusUnprocessableEntity, bad)
+		return
+	}
+	// A filter the list refuses is said on a page before the file starts: one row is asked first.
+	if _, _, err := c.opts.Records.ListPayments(ctx, p.merchant, env, f, 1, 0); err != nil {
+		var refused *FilterRefused
+		if errors.As(err, &refused) {
+			c.refuse(w, r, http.StatusUnprocessableEntity, refusedKey(refused))
+			return
+		}
+		c.serverError(w, r, "Exporting payments", err)
+		return
+	}
+	target := form.auditTarget(env)
 	h := w.Header()
 	h.Set("Content-Type", "text/csv; charset=utf-8")
 	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="payments-%s-%s.csv"`, env, c.opts.Clock.Now().UTC().Format("20060102-150405")))

@@ -4,8 +4,8 @@
 package console
 
 import (
+	"errors"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"time"
@@ -56,44 +56,48 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, http.StatusOK, "overview", v)
 }
 
-// payments lists the merchant's payments, filtered as the merchant API's list is.
+// payments lists the merchant's payments, filtered as the merchant API's list is. A filter the
+// list cannot use (a date that is none, a To before the From, a phone that is no mobile number)
+// is said on the page, 422.
 func (c *Console) payments(w http.ResponseWriter, r *http.Request) {
 	p := principalFrom(r)
-	q := r.URL.Query()
 	env := environment(r, p.merchant)
-	f := PaymentFilter{Status: q.Get("status"), MerchantRef: cut(q.Get("merchant_ref"), 128)}
-	if !slices.Contains([]string{"", "pending", "success", "failed"}, f.Status) {
-		f.Status = ""
-	}
-	offset, _ := strconv.Atoi(q.Get("offset"))
+	form := paymentFormOf(r.URL.Query())
+	offset, _ := strconv.Atoi(r.URL.Query().Get("offset"))
 	offset = min(max(offset, 0), 1_000_000)
-	items, total, err := c.opts.Records.ListPayments(r.Context(), p.merchant, env, f, pageSize, offset)
-	if err != nil {
-		c.serverError(w, r, "Listing payments", err)
+	v := &view{p: p, Env: env, Form: form, Offset: offset}
+	f, bad := form.filter()
+	if bad == "" {
+		items, total, err := c.opts.Records.ListPayments(r.Context(), p.merchant, env, f, pageSize, offset)
+		var refused *FilterRefused
+		switch {
+		case errors.As(err, &refused):
+			bad = refusedKey(refused)
+		case err != nil:
+			c.serverError(w, r, "Listing payments", err)
+			return
+		}
+		v.Payments, v.Total = items, total
+	}
+	if bad != "" {
+		c.render(w, r, http.StatusUnprocessableEntity, "payments", v.withError(bad))
 		return
 	}
-	v := &view{p: p, Env: env, Filter: f, Payments: items, Total: total, Offset: offset}
 	if offset > 0 {
-		v.PrevURL = c.listURL(env, f, max(offset-pageSize, 0))
+		v.PrevURL = form.PageURL(env, max(offset-pageSize, 0))
 	}
-	if offset+len(items) < total {
-		v.NextURL = c.listURL(env, f, offset+pageSize)
+	if offset+len(v.Payments) < v.Total {
+		v.NextURL = form.PageURL(env, offset+pageSize)
 	}
 	c.render(w, r, http.StatusOK, "payments", v)
 }
 
-func (c *Console) listURL(env paygatev1.Environment, f PaymentFilter, offset int) string {
-	q := url.Values{"env": {string(env)}}
-	if f.Status != "" {
-		q.Set("status", f.Status)
+// refusedKey is the message of a filter the list refused.
+func refusedKey(e *FilterRefused) string {
+	if e.Param == "customer_phone" {
+		return "phoneInvalid"
 	}
-	if f.MerchantRef != "" {
-		q.Set("merchant_ref", f.MerchantRef)
-	}
-	if offset > 0 {
-		q.Set("offset", strconv.Itoa(offset))
-	}
-	return Prefix + "/payments?" + q.Encode()
+	return "dateInvalid"
 }
 
 // timelineEntry is one step of a payment's life on its detail page.

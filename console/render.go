@@ -29,7 +29,7 @@ type view struct {
 	Env      paygatev1.Environment
 	Balances []balanceRow
 
-	Filter           PaymentFilter
+	Form             paymentForm
 	Payments         []paygate.Payment
 	Total, Offset    int
 	PrevURL, NextURL string

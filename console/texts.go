@@ -49,6 +49,11 @@ var texts = map[string]map[string]string{
 		"noPayments": "No payments match.", "prev": "Previous", "next": "Next", "showing": "Payments shown",
 		"of": "of",
 
+		"filterFrom": "From (UTC)", "filterTo": "To (UTC)", "filterPhone": "Customer phone",
+		"dateInvalid":  "Give dates as YYYY-MM-DD, in the years 2000 to 9999.",
+		"dateOrder":    "The To date is before the From date.",
+		"phoneInvalid": "That is not a mobile number. Type it in full, for example +255712345678.",
+
 		"paymentTitle": "Payment", "fee": "Fee", "net": "Net amount", "mode": "Mode", "customer": "Customer",
 		"reason": "Reason", "refunded": "Refunded", "timelineTitle": "Timeline", "noTimeline": "Nothing recorded yet.",
 		"tlCreated": "Created", "tlPushSent": "Prompt sent", "tlPushAnswered": "Provider answered",
@@ -128,6 +133,11 @@ var texts = map[string]map[string]string{
 		"colRef": "Kumbukumbu", "colAmount": "Kiasi", "colStatus": "Hali", "colGateway": "Njia ya malipo",
 		"noPayments": "Hakuna malipo yanayolingana.", "prev": "Iliyotangulia", "next": "Inayofuata", "showing": "Malipo yanayoonyeshwa",
 		"of": "kati ya",
+
+		"filterFrom": "Kuanzia (UTC)", "filterTo": "Hadi (UTC)", "filterPhone": "Simu ya mteja",
+		"dateInvalid":  "Andika tarehe kama YYYY-MM-DD, kati ya mwaka 2000 na 9999.",
+		"dateOrder":    "Tarehe ya Hadi iko kabla ya tarehe ya Kuanzia.",
+		"phoneInvalid": "Hiyo si namba ya simu ya mkononi. Iandike kamili, kwa mfano +255712345678.",
 
 		"paymentTitle": "Malipo", "fee": "Ada", "net": "Kiasi halisi", "mode": "Njia", "customer": "Mteja",
 		"reason": "Sababu", "refunded": "Yamerejeshwa", "timelineTitle": "Mfuatano wa matukio", "noTimeline": "Hakuna kilichorekodiwa bado.",

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -78,6 +79,11 @@ type PaymentFilter struct {
 	Phase paygatev1.PaymentPhase
 	// MerchantReference is the API's merchant_ref (ref_trx) filter.
 	MerchantReference string
+	// CustomerPhone is the API's customer_phone filter: spec.customer.phone, E.164.
+	CustomerPhone string
+	// CreatedFrom (inclusive) and CreatedTo (exclusive) bound metadata.creationTimestamp, the
+	// list's order; a zero time is no bound.
+	CreatedFrom, CreatedTo time.Time
 }
 
 // PayoutFilter selects payouts; an empty field selects every value.
@@ -130,7 +136,10 @@ func (s *Store) ListPayments(ctx context.Context, f PaymentFilter, limit, offset
 	w.eq("environment", string(f.Environment))
 	w.eq("phase", string(f.Phase))
 	w.eq("merchant_reference", f.MerchantReference)
-	if f.MerchantReference == "" {
+	w.eq("customer_phone", f.CustomerPhone)
+	w.since("creation_timestamp", f.CreatedFrom)
+	w.before("creation_timestamp", f.CreatedTo)
+	if f.MerchantReference == "" && f.CustomerPhone == "" && f.CreatedFrom.IsZero() && f.CreatedTo.IsZero() {
 		w.total = carriedCount(f.Namespace, f.Merchant, f.Environment, string(f.Phase), "payments", "settled_payments", "success")
 	}
 	return list[paygatev1.Payment](ctx, s, KindPayment, w, PaymentOrder, limit, offset)
@@ -197,7 +206,7 @@ func (s *Store) ListInvoices(ctx context.Context, f InvoiceFilter, limit, offset
 	return list[paygatev1.Invoice](ctx, s, KindInvoice, w, InvoiceOrder, limit, offset)
 }
 
-// where is a conjunction of column = value conditions.
+// where is a conjunction of conditions on columns (equal to a value, or a bound of a time).
 type where struct {
 	conds []string
 	args  []any
@@ -241,6 +250,24 @@ func (w *where) eq(col, val string) {
 	}
 	w.args = append(w.args, val)
 	w.conds = append(w.conds, fmt.Sprintf("%s = $%d", col, len(w.args)))
+}
+
+// since adds col >= t, unless t is zero.
+func (w *where) since(col string, t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	w.args = append(w.args, t)
+	w.conds = append(w.conds, fmt.Sprintf("%s >= $%d", col, len(w.args)))
+}
+
+// before adds col < t, unless t is zero.
+func (w *where) before(col string, t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	w.args = append(w.args, t)
+	w.conds = append(w.conds, fmt.Sprintf("%s < $%d", col, len(w.args)))
 }
 
 func (w *where) sql() string {

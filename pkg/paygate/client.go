@@ -391,6 +391,12 @@ type ListOptions struct {
 	MerchantRef   string
 	// Payment filters the refund list by the trx_id of the refunded payment.
 	Payment string
+	// CreatedFrom (inclusive) and CreatedTo (exclusive) filter the payment list by creation time;
+	// the zero time is no bound. They are sent as RFC 3339 times in UTC.
+	CreatedFrom, CreatedTo time.Time
+	// CustomerPhone filters the payment list by the customer's mobile number (docs/api.md says
+	// which forms the list reads).
+	CustomerPhone string
 }
 
 // PaymentList is a page of payments.
@@ -401,7 +407,8 @@ type PaymentList struct {
 
 // ListPayments lists the merchant's payments in the client's environment, newest first.
 func (c *Client) ListPayments(ctx context.Context, opts ListOptions) (*PaymentList, error) {
-	path := listPath("/api/v1/payments", opts.Limit, opts.Offset, "status", opts.Status, "merchant_ref", opts.MerchantRef)
+	path := listPath("/api/v1/payments", opts.Limit, opts.Offset, "status", opts.Status, "merchant_ref", opts.MerchantRef,
+		"created_from", listTime(opts.CreatedFrom), "created_to", listTime(opts.CreatedTo), "customer_phone", opts.CustomerPhone)
 	out := &PaymentList{}
 	return out, c.call(ctx, http.MethodGet, path, nil, nil, out)
 }
@@ -443,6 +450,14 @@ type Pagination struct {
 	Offset int `json:"offset"`
 	Total  int `json:"total"`
 	Count  int `json:"count"`
+}
+
+// listTime is a time filter's value: RFC 3339 in UTC, "" for the zero time (no filter).
+func listTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 // listPath is a list's path with its paging (limit and offset when positive) and its non-empty

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -195,6 +196,8 @@ var _ = Describe("The merchant console", Ordered, func() {
 		outDir      string
 		chromium    string
 		ownerOfDuka *consoleUser
+		// dukaDay is the UTC day duka's payments were created.
+		dukaDay time.Time
 	)
 
 	BeforeAll(func() {
@@ -230,6 +233,11 @@ var _ = Describe("The merchant console", Ordered, func() {
 			}).Should(Equal(want))
 		}
 		ownerOfDuka = invite(duka.merchant, "owner@duka.example", paygatev1.ConsoleOwner)
+		paid, err := duka.sandbox.GetPayment(ctx, dukaPays[1])
+		Expect(err).NotTo(HaveOccurred())
+		created, err := time.Parse(time.RFC3339Nano, paid.CreatedAt)
+		Expect(err).NotTo(HaveOccurred())
+		dukaDay = created.UTC().Truncate(24 * time.Hour)
 	})
 
 	It("signs an invited owner up with a second factor and recovery codes, in a real browser at phone and desktop widths, in English and Swahili", func() {
@@ -322,6 +330,50 @@ var _ = Describe("The merchant console", Ordered, func() {
 			)).To(Succeed())
 			Expect(steps).To(ContainElements("tlCreated", "tlPushSent", "tlPushAnswered", "tlSettled"))
 			shot("6-payment")
+
+			// The day's payments of one customer, the phone typed as a Tanzanian reads it: only
+			// duka's paid one (soko's payment from the same phone is not duka's).
+			day := dukaDay.Format(time.DateOnly)
+			var rows []string
+			Expect(chromedp.Run(tab,
+				chromedp.Navigate(baseURL+"/console/payments?env=sandbox&lang=en"),
+				chromedp.WaitVisible(`#payments`, chromedp.ByQuery),
+				chromedp.SetValue(`#from`, day, chromedp.ByQuery),
+				chromedp.SetValue(`#to`, day, chromedp.ByQuery),
+				chromedp.SetValue(`#customer_phone`, "0712 345 678", chromedp.ByQuery),
+				chromedp.Click(`#apply`, chromedp.ByQuery),
+			)).To(Succeed())
+			Eventually(func() string {
+				var loc string
+				_ = chromedp.Run(tab, chromedp.Location(&loc))
+				return loc
+			}, "30s", "100ms").Should(ContainSubstring("customer_phone="))
+			Expect(chromedp.Run(tab,
+				chromedp.WaitVisible(`a[href^="/console/payments/`+dukaPays[1]+`"]`, chromedp.ByQuery),
+				chromedp.Text(`#total`, &total, chromedp.ByQuery),
+				chromedp.Evaluate(`Array.from(document.querySelectorAll("#payments tbody tr td:nth-child(2)")).map(e => e.textContent)`, &rows),
+			)).To(Succeed())
+			Expect(total).To(Equal("1"))
+			Expect(rows).To(Equal([]string{dukaPays[1]}))
+			shot("5b-day-and-phone")
+			// The day before theirs holds none of them; a To before the From is said, not listed.
+			before := dukaDay.AddDate(0, 0, -1).Format(time.DateOnly)
+			Expect(chromedp.Run(tab,
+				chromedp.Navigate(baseURL+"/console/payments?env=sandbox&from="+before+"&to="+before),
+				chromedp.WaitVisible(`#count`, chromedp.ByQuery),
+				chromedp.Text(`#total`, &total, chromedp.ByQuery),
+			)).To(Succeed())
+			Expect(total).To(Equal("0"))
+			var alert string
+			Expect(chromedp.Run(tab,
+				chromedp.SetValue(`#from`, day, chromedp.ByQuery),
+				chromedp.SetValue(`#to`, before, chromedp.ByQuery),
+				chromedp.Click(`#apply`, chromedp.ByQuery),
+				chromedp.WaitVisible(`#form-error`, chromedp.ByQuery),
+				chromedp.Text(`#form-error`, &alert, chromedp.ByQuery),
+			)).To(Succeed())
+			Expect(alert).To(ContainSubstring("before the From date"))
+			shot("5c-dates-refused")
 			Expect(chromedp.Run(tab,
 				chromedp.Navigate(baseURL+"/console/payments?env=sandbox&lang=sw"),
 				chromedp.WaitVisible(`#payments`, chromedp.ByQuery),
@@ -377,13 +429,57 @@ var _ = Describe("The merchant console", Ordered, func() {
 			}
 		}
 
+		// CSV of a span of days and a customer's phone, against the API's list of the same filter:
+		// the console's To is the last day listed, the API's created_to the first one not listed.
+		next := dukaDay.AddDate(0, 0, 1)
+		day, before := dukaDay.Format(time.DateOnly), dukaDay.AddDate(0, 0, -1).Format(time.DateOnly)
+		for _, tc := range []struct {
+			query string
+			api   paygate.ListOptions
+			want  []string // the trx ids (payments of one second are in trx_id order)
+		}{
+			{"from=" + day + "&to=" + day, paygate.ListOptions{CreatedFrom: dukaDay, CreatedTo: next},
+				[]string{dukaPays[2], dukaPays[1], dukaPays[0]}},
+			{"from=" + day + "&to=" + day + "&customer_phone=0712345678",
+				paygate.ListOptions{CreatedFrom: dukaDay, CreatedTo: next, CustomerPhone: "0712345678"}, []string{dukaPays[1]}},
+			{"customer_phone=%2B255711000001&status=failed", paygate.ListOptions{CustomerPhone: "+255711000001", Status: "failed"},
+				[]string{dukaPays[2]}},
+			{"to=" + before, paygate.ListOptions{CreatedTo: dukaDay}, nil},
+		} {
+			code, _, body := c.get("/console/payments.csv?env=sandbox&" + tc.query)
+			Expect(code).To(Equal(http.StatusOK), tc.query+": "+body)
+			rows, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+			Expect(err).NotTo(HaveOccurred())
+			tc.api.Limit = 100
+			api, err := duka.sandbox.ListPayments(ctx, tc.api)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(api.Pagination.Total).To(Equal(len(tc.want)), tc.query)
+			Expect(rows).To(HaveLen(len(api.Data)+1), tc.query)
+			var listed []string
+			for i, p := range api.Data {
+				listed = append(listed, p.TrxID)
+				Expect(rows[i+1][0:5]).To(Equal([]string{p.TrxID, p.MerchantRef, p.Status, p.Reason, p.Amount.String()}))
+				Expect(rows[i+1][10]).To(Equal(p.Customer.Phone), "the export masks the phone as the API does")
+				Expect(rows[i+1][12]).To(Equal(p.CreatedAt))
+			}
+			Expect(listed).To(ConsistOf(tc.want), tc.query)
+		}
+		// The API names a filter it refuses; so does the console's export.
+		_, err := duka.sandbox.ListPayments(ctx, paygate.ListOptions{CreatedFrom: next, CreatedTo: dukaDay})
+		var apiErr *paygate.Error
+		Expect(errors.As(err, &apiErr)).To(BeTrue(), "%v", err)
+		Expect(apiErr.StatusCode).To(Equal(http.StatusUnprocessableEntity))
+		Expect(apiErr.Errors).To(HaveKey("created_to"))
+		code, _, body := c.get("/console/payments.csv?env=sandbox&customer_phone=12345")
+		Expect(code).To(Equal(http.StatusUnprocessableEntity), body)
+
 		// Every list answers, through the API's own list (an invalid filter is said to be one).
 		for _, page := range []string{"payouts", "refunds", "subscriptions", "invoices"} {
 			code, _, body := c.get("/console/" + page + "?env=sandbox")
 			Expect(code).To(Equal(http.StatusOK), page+": "+body)
 			Expect(body).To(ContainSubstring(`id="total">0<`))
 		}
-		code, _, body := c.get("/console/invoices?env=sandbox&subscription=not-a-subscription")
+		code, _, body = c.get("/console/invoices?env=sandbox&subscription=not-a-subscription")
 		Expect(code).To(Equal(http.StatusUnprocessableEntity), body)
 
 		// Settings: the business id, the API key masked, no secret.
