@@ -33,18 +33,18 @@ type gatewayRow struct{ Code, Name, Currency string }
 
 // settingsView is what the settings page shows.
 type settingsView struct {
-	Credentials              []credentialRow
-	WebhookSandbox           string
-	WebhookProduction        string
-	WebhookFormat            string
-	WebhookSecretSet         bool
+	Credentials       []credentialRow
+	WebhookSandbox    string
+	WebhookProduction string
+	WebhookFormat     string
+	WebhookSecretSet  bool
 	// WebhookSecretPendingSince: a pending signing secret waits for activation since then.
 	WebhookSecretPendingSince time.Time
-	Gateways                 []gatewayRow
-	Selected                 bool
-	AllowedRedirectDomains   string
-	AllowedWebhookDomains    string
-	SettlementNumber, Status string
+	Gateways                  []gatewayRow
+	Selected                  bool
+	AllowedRedirectDomains    string
+	AllowedWebhookDomains     string
+	SettlementNumber, Status  string
 }
 
 // mask shows a key's first 7 and last 4 characters, nothing in between.
