@@ -59,7 +59,7 @@ func TestMigrateFromEmptyIsIdempotentAndConcurrent(t *testing.T) {
 	if err := s.Migrate(ctx(t)); err != nil { // again: nothing to do
 		t.Fatal(err)
 	}
-	if v, err := s.SchemaVersion(ctx(t)); err != nil || v != 5 {
+	if v, err := s.SchemaVersion(ctx(t)); err != nil || v != 6 {
 		t.Fatalf("migrated database: version %d, %v", v, err)
 	}
 	for _, k := range Kinds {
@@ -83,7 +83,8 @@ func TestMigrateFromEmptyIsIdempotentAndConcurrent(t *testing.T) {
 		}
 		idx = append(idx, n)
 	}
-	for _, want := range []string{"payments_list_ordered", "payments_list_phase_ordered", "payments_reference", "payments_name", "payouts_list_ordered", "invoices_list_ordered", "invoices_subscription", "webhook_deliveries_event", "carried_forward_pkey", "archived_live_merchant", "refunds_list_ordered", "refunds_payment", "refunds_name", "payments_list_phone_ordered"} {
+	for _, want := range []string{"payments_list_ordered", "payments_list_phase_ordered", "payments_reference", "payments_name", "payouts_list_ordered", "invoices_list_ordered", "invoices_subscription", "webhook_deliveries_event", "carried_forward_pkey", "archived_live_merchant", "refunds_list_ordered", "refunds_payment", "refunds_name", "payments_list_phone_ordered",
+		"webhook_deliveries_list_ordered", "webhook_deliveries_list_phase_ordered", "webhook_deliveries_list_type_ordered", "webhook_delivery_counts_pkey"} {
 		if !slices.Contains(idx, want) {
 			t.Errorf("index %s missing: %v", want, idx)
 		}

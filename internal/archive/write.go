@@ -140,10 +140,16 @@ func archiveTx(ctx context.Context, tx pgx.Tx, recs []*record, res *Result) erro
 		d.add(c.delta)
 	}
 	archivedBefore := map[*record]bool{}
+	counts := map[countKey]int64{} // webhook_delivery_counts
 	for _, r := range existing {
 		archivedBefore[r] = true
-		if err := refresh(ctx, tx, r); err != nil {
+		stored, err := refresh(ctx, tx, r)
+		if err != nil {
 			return err
+		}
+		if r.count != nil && stored != *r.count { // a delivery redelivered since: its row's phase moves
+			counts[stored]--
+			counts[*r.count]++
 		}
 		res.Refreshed[r.kind]++
 	}
@@ -151,6 +157,9 @@ func archiveTx(ctx context.Context, tx pgx.Tx, recs []*record, res *Result) erro
 	for _, r := range recs {
 		if !archivedBefore[r] && r.contrib != nil {
 			add(r.contrib) // inserted by this transaction: counted once, here
+		}
+		if !archivedBefore[r] && r.count != nil {
+			counts[*r.count]++
 		}
 		if r.contrib != nil {
 			// Its object is still in etcd until the archiver deletes it: balances skip it there.
@@ -163,6 +172,10 @@ VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (uid) DO NOTHING`,
 		if err := tx.SendBatch(ctx, live).Close(); err != nil {
 			return fmt.Errorf("archive: recording archived objects still in etcd: %w", err)
 		}
+	}
+
+	if err := countDeliveries(ctx, tx, counts); err != nil {
+		return err
 	}
 
 	keys := make([]cfKey, 0, len(deltas))
@@ -198,30 +211,35 @@ ON CONFLICT (namespace, merchant, environment, currency) DO UPDATE SET
 }
 
 // refresh replaces the stored object of an archived row, after checking that its money did not
-// change.
-func refresh(ctx context.Context, tx pgx.Tx, r *record) error {
+// change. It returns the row's count key as it was stored (webhook deliveries; zero for the
+// other kinds).
+func refresh(ctx context.Context, tx pgx.Tx, r *record) (countKey, error) {
 	var ns, merchant, env, currency, phase, amount string
 	err := tx.QueryRow(ctx, r.identitySQL(), r.uid).Scan(&ns, &merchant, &env, &currency, &phase, &amount)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Rows are never deleted: unreachable unless someone deleted it by hand.
-		return r.errorf("re-reading", errors.New("the row vanished"))
+		return countKey{}, r.errorf("re-reading", errors.New("the row vanished"))
 	}
 	if err != nil {
-		return r.errorf("re-reading", err)
+		return countKey{}, r.errorf("re-reading", err)
 	}
 	if r.contrib != nil {
 		old, err := contributionOf(r.kind, ns, merchant, paygatev1.Environment(env), paygatev1.CurrencyCode(currency), phase, amount)
 		if err != nil {
-			return r.errorf("re-reading", err)
+			return countKey{}, r.errorf("re-reading", err)
 		}
 		if !old.equal(r.contrib) {
-			return r.errorf("re-archiving", ErrMoneyChanged)
+			return countKey{}, r.errorf("re-archiving", ErrMoneyChanged)
 		}
 	}
 	if _, err := tx.Exec(ctx, r.updateSQL(), r.vals...); err != nil {
-		return r.errorf("refreshing", err)
+		return countKey{}, r.errorf("refreshing", err)
 	}
-	return nil
+	var stored countKey
+	if r.kind == KindWebhookDelivery {
+		stored = countKey{namespace: ns, merchant: merchant, environment: env, phase: phase, eventType: currency}
+	}
+	return stored, nil
 }
 
 // inTx runs fn in a transaction, again when PostgreSQL aborted it as a deadlock victim or for a
@@ -257,6 +275,7 @@ type record struct {
 	cols                 []string // cols[0] is uid
 	vals                 []any
 	contrib              *contribution // nil: no money (invoices, webhook deliveries)
+	count                *countKey     // a webhook delivery's row of webhook_delivery_counts
 }
 
 func (r *record) errorf(doing string, err error) error {
@@ -288,9 +307,9 @@ func (r *record) identitySQL() string {
 	case KindPayout, KindRefund:
 		amount = "amount::text"
 	}
-	currency := "''"
-	if r.kind != KindWebhookDelivery {
-		currency = "currency"
+	currency := "currency"
+	if r.kind == KindWebhookDelivery {
+		currency = "event_type" // a delivery has no money; its count's key has the event type
 	}
 	return "SELECT namespace, merchant, environment, " + currency + ", phase, " + amount +
 		" FROM " + string(r.kind) + " WHERE uid = $1 FOR UPDATE"
@@ -554,6 +573,8 @@ func deliveryRecord(d *paygatev1.WebhookDelivery) (*record, error) {
 	r.set("phase", string(st.Phase))
 	r.set("total_attempts", st.TotalAttempts)
 	r.set("delivered_at", metaTime(st.DeliveredAt))
+	r.count = &countKey{namespace: d.Namespace, merchant: d.Spec.MerchantRef.Name, environment: string(d.Spec.Environment),
+		phase: string(st.Phase), eventType: d.Spec.EventType}
 	return r, nil
 }
 
