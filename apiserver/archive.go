@@ -36,6 +36,8 @@ type Archive interface {
 	GetRefund(ctx context.Context, namespace, name string) (*paygatev1.Refund, error)
 	ListRefunds(ctx context.Context, f archive.RefundFilter, limit, offset int) (archive.Page[paygatev1.Refund], error)
 	RefundsOfPayments(ctx context.Context, namespace string, trxIDs []string) (map[string][]paygatev1.Refund, error)
+	GetWebhookDelivery(ctx context.Context, namespace, name string) (*paygatev1.WebhookDelivery, error)
+	ListWebhookDeliveries(ctx context.Context, f archive.DeliveryFilter, limit, offset int) (archive.Page[paygatev1.WebhookDelivery], error)
 	Archived(ctx context.Context, kind archive.Kind, uids []string) (map[string]bool, error)
 	CreateUnlessArchived(ctx context.Context, key archive.NameKey, create func()) (archived bool, err error)
 }

@@ -447,6 +447,7 @@ type listIndexes struct {
 	refunds       *listIndex[paygatev1.Refund]
 	invoices      *listIndex[paygatev1.Invoice]
 	subscriptions *listIndex[paygatev1.Subscription]
+	deliveries    *listIndex[paygatev1.WebhookDelivery] // apiserver/deliveries.go
 }
 
 func newListIndexSet() *listIndexes {
@@ -456,6 +457,7 @@ func newListIndexSet() *listIndexes {
 		refunds:       newListIndex(&refundIndex),
 		invoices:      newListIndex(&invoiceIndex),
 		subscriptions: newListIndex(&subscriptionIndex),
+		deliveries:    newListIndex(&deliveryIndex),
 	}
 }
 
@@ -470,7 +472,7 @@ func startListIndexes(r client.Reader, log logr.Logger) *listIndexes {
 	l := newListIndexSet()
 	for _, x := range []interface {
 		register(crcache.Informers) error
-	}{l.payments, l.payouts, l.refunds, l.invoices, l.subscriptions} {
+	}{l.payments, l.payouts, l.refunds, l.invoices, l.subscriptions, l.deliveries} {
 		if err := x.register(informers); err != nil {
 			log.Error(err, "List index not started; its list reads the cache")
 		}

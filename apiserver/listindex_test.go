@@ -403,6 +403,8 @@ func specFor[T any]() *indexSpec[T] {
 		v = &invoiceIndex
 	case *paygatev1.Subscription:
 		v = &subscriptionIndex
+	case *paygatev1.WebhookDelivery:
+		v = &deliveryIndex
 	}
 	return v.(*indexSpec[T])
 }

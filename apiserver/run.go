@@ -34,7 +34,7 @@ type Runtime struct {
 func Start(ctx context.Context, cfg *rest.Config, addr string, opts Options) (*Runtime, <-chan error, error) {
 	cl, err := cluster.New(cfg, func(o *cluster.Options) {
 		o.Scheme = kube.Scheme()
-		o.Cache = kube.CacheOptions()
+		o.Cache = kube.APIServerCacheOptions() // cached deliveries without their payload
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("connecting to Kubernetes: %w", err)
@@ -46,6 +46,11 @@ func Start(ctx context.Context, cfg *rest.Config, addr string, opts Options) (*R
 	// also starts the Refund informer with the others, so it has synced before the API serves.
 	if err := cl.GetFieldIndexer().IndexField(ctx, &paygatev1.Refund{}, refundPaymentIndex, refundPaymentKeys); err != nil {
 		return nil, nil, fmt.Errorf("indexing refunds by payment: %w", err)
+	}
+	// The console's webhook deliveries (apiserver/deliveries.go): its informer starts with the
+	// others, so its list index has synced before the API serves.
+	if _, err := cl.GetCache().GetInformer(ctx, &paygatev1.WebhookDelivery{}); err != nil {
+		return nil, nil, fmt.Errorf("watching webhook deliveries: %w", err)
 	}
 	cacheDone := make(chan error, 1)
 	go func() { cacheDone <- cl.Start(ctx) }()

@@ -72,6 +72,8 @@ type Records interface {
 	// "invoices") for m in env with the API's query parameters, decoding the page into items (a
 	// pointer to a slice of the pkg/paygate type), and returns how many match.
 	APIList(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, list string, query url.Values, items any) (int, error)
+
+	DeliveryRecords // webhooks.go
 }
 
 // ListRefused is an API list's refusal of a query (a filter it does not accept).
@@ -192,6 +194,8 @@ func (c *Console) routes() {
 	for kind := range listPages {
 		c.mux.HandleFunc("GET "+Prefix+"/"+kind, c.signedIn(c.apiListPage(kind)))
 	}
+	c.mux.HandleFunc("GET "+Prefix+"/webhooks", c.signedIn(c.webhookDeliveries))
+	c.mux.HandleFunc("GET "+Prefix+"/webhooks/{name}", c.signedIn(c.webhookDelivery))
 	c.mux.HandleFunc("GET "+Prefix+"/settings", c.signedIn(c.roles(c.settings, paygatev1.ConsoleOwner, paygatev1.ConsoleDeveloper)))
 	c.mux.HandleFunc("GET "+Prefix+"/people", c.signedIn(c.owners(c.people)))
 	c.mux.HandleFunc("POST "+Prefix+"/people/invite", c.signedIn(c.owners(c.invitePerson)))

@@ -87,6 +87,7 @@ func TestPagesRender(t *testing.T) {
 			Columns: []string{"colID", "colAmount"}, Numeric: map[int]bool{1: true}, Rows: [][]cell{{{Text: "po_1"}, {Text: "10.00 TZS"}}}, Total: 1}},
 		"settings": {p: p, Settings: &settingsView{Credentials: []credentialRow{{Environment: "sandbox", BusinessID: "b", APIKey: mask("sb_pk_0123456789abcdef"), Issued: true}},
 			Gateways: []gatewayRow{{Code: "mpesa", Name: "M-Pesa", Currency: "TZS"}}}},
+		"webhook": deliveryTestView(p),
 		"people": {p: p, People: []paygatev1.ConsoleUser{{Spec: paygatev1.ConsoleUserSpec{Email: "dev@duka.example", Role: paygatev1.ConsoleDeveloper}}},
 			InviteLink: "http://x/console/invite?token=t", Email: "new@duka.example"},
 	}

@@ -40,6 +40,7 @@ type view struct {
 	Audit []paygatev1.ConsoleAuditRecord
 
 	Table    *table
+	Delivery *deliveryView
 	Settings *settingsView
 	People   []paygatev1.ConsoleUser
 	// InviteLink is an invitation just made, shown once.
@@ -160,7 +161,7 @@ func parsePages() map[string]*template.Template {
 	base := template.Must(template.ParseFS(assets, "templates/layout.html"))
 	pages := map[string]*template.Template{}
 	for _, name := range []string{"sign-in", "invite", "second-factor", "enrol", "recovery-codes", "overview",
-		"payments", "payment", "audit", "error", "list", "settings", "people"} {
+		"payments", "payment", "audit", "error", "list", "settings", "people", "webhook"} {
 		pages[name] = template.Must(template.Must(base.Clone()).ParseFS(assets, "templates/"+name+".html"))
 	}
 	return pages

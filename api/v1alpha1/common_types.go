@@ -84,3 +84,8 @@ func (s *Subscription) Owner() (string, Environment) {
 
 // Owner is the merchant and environment an invoice belongs to.
 func (i *Invoice) Owner() (string, Environment) { return i.Spec.MerchantRef.Name, i.Spec.Environment }
+
+// Owner is the merchant and environment a webhook delivery belongs to.
+func (d *WebhookDelivery) Owner() (string, Environment) {
+	return d.Spec.MerchantRef.Name, d.Spec.Environment
+}

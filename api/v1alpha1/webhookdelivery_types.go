@@ -245,6 +245,32 @@ func (d *WebhookDelivery) EffectiveStatus() WebhookDeliveryStatus {
 	return st
 }
 
+// Phase is the delivery's phase as EffectiveStatus says it, without building the status: Pending
+// while nothing is recorded yet (no status, no first attempt). The list indexes sort by it.
+func (d *WebhookDelivery) Phase() DeliveryPhase {
+	st := &d.Status
+	if a := d.Spec.FirstAttempt; a != nil && st.Phase == "" && st.TotalAttempts == 0 {
+		if a.Delivered() {
+			return DeliveryDelivered
+		}
+		return DeliveryPending
+	}
+	if st.Phase == "" {
+		return DeliveryPending
+	}
+	return st.Phase
+}
+
+// Finished reports whether the delivery is delivered, abandoned or without an endpoint: nothing
+// more will be attempted unless it is redelivered.
+func (d *WebhookDelivery) Finished() bool {
+	switch d.Phase() {
+	case DeliveryDelivered, DeliveryAbandoned, DeliveryNoEndpoint:
+		return true
+	}
+	return false
+}
+
 // WebhookDeliveryList contains a list of WebhookDelivery.
 // +kubebuilder:object:root=true
 type WebhookDeliveryList struct {

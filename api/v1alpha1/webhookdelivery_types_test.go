@@ -31,6 +31,9 @@ func TestEffectiveStatus(t *testing.T) {
 		{"folded and retried: the status", first(FirstAttemptFailed, 0, "timeout after 10s"),
 			WebhookDeliveryStatus{Phase: DeliveryAbandoned, TotalAttempts: 5}, DeliveryAbandoned, 5, false},
 		{"the delivery controller's own attempts", nil, WebhookDeliveryStatus{Phase: DeliveryDelivered, TotalAttempts: 2}, DeliveryDelivered, 2, false},
+		{"no endpoint", nil, WebhookDeliveryStatus{Phase: DeliveryNoEndpoint}, DeliveryNoEndpoint, 0, false},
+		{"redelivered: a new round", first(FirstAttemptDelivered, 200, ""),
+			WebhookDeliveryStatus{Phase: DeliveryPending, TotalAttempts: 6, Redelivery: "1"}, DeliveryPending, 6, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := &WebhookDelivery{Spec: WebhookDeliverySpec{FirstAttempt: tc.first}, Status: tc.status}
@@ -45,6 +48,16 @@ func TestEffectiveStatus(t *testing.T) {
 			}
 			if d.Status.Phase != tc.status.Phase || len(d.Status.Attempts) != 0 {
 				t.Fatal("EffectiveStatus changed the stored status")
+			}
+			want := tc.phase
+			if want == "" {
+				want = DeliveryPending
+			}
+			if d.Phase() != want {
+				t.Errorf("Phase() = %q, want the effective status's %q (Pending for none)", d.Phase(), want)
+			}
+			if finished := want != DeliveryPending; d.Finished() != finished {
+				t.Errorf("Finished() = %v, want %v", d.Finished(), finished)
 			}
 		})
 	}
