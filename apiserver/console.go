@@ -27,6 +27,7 @@ import (
 // +kubebuilder:rbac:groups=paygate.dev,resources=consolesessions/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=paygate.dev,resources=consoleauditrecords,verbs=get;list;create
 // +kubebuilder:rbac:groups=paygate.dev,resources=webhookdeliveries,verbs=get
+// +kubebuilder:rbac:groups=paygate.dev,resources=gatewayselections,verbs=create;update
 
 // The console's credentials Secrets are written only in the apiserver's own namespace, by a Role
 // written by hand (config/rbac/apiserver/console_secrets_role.yaml, the chart's

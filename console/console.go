@@ -197,6 +197,8 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("GET "+Prefix+"/webhooks", c.signedIn(c.webhookDeliveries))
 	c.mux.HandleFunc("GET "+Prefix+"/webhooks/{name}", c.signedIn(c.webhookDelivery))
 	c.mux.HandleFunc("GET "+Prefix+"/settings", c.signedIn(c.roles(c.settings, paygatev1.ConsoleOwner, paygatev1.ConsoleDeveloper)))
+	c.mux.HandleFunc("GET "+Prefix+"/gateways", c.signedIn(c.owners(c.gateways)))
+	c.mux.HandleFunc("POST "+Prefix+"/gateways", c.signedIn(c.owners(c.chooseGateways)))
 	c.mux.HandleFunc("GET "+Prefix+"/people", c.signedIn(c.owners(c.people)))
 	c.mux.HandleFunc("POST "+Prefix+"/people/invite", c.signedIn(c.owners(c.invitePerson)))
 	c.mux.HandleFunc("POST "+Prefix+"/people/remove", c.signedIn(c.owners(c.removePerson)))

@@ -88,6 +88,8 @@ func TestPagesRender(t *testing.T) {
 		"settings": {p: p, Settings: &settingsView{Credentials: []credentialRow{{Environment: "sandbox", BusinessID: "b", APIKey: mask("sb_pk_0123456789abcdef"), Issued: true}},
 			Gateways: []gatewayRow{{Code: "mpesa", Name: "M-Pesa", Currency: "TZS"}}}},
 		"webhook": deliveryTestView(p),
+		"gateways": {p: p, Gateways: &gatewaysView{Choices: []gatewayChoice{{Code: "mpesa", Name: "M-Pesa", Currency: "TZS", Chosen: true}},
+			Restricted: true, ManagedBy: "Argo CD <platform>", Saved: true}},
 		"people": {p: p, People: []paygatev1.ConsoleUser{{Spec: paygatev1.ConsoleUserSpec{Email: "dev@duka.example", Role: paygatev1.ConsoleDeveloper}}},
 			InviteLink: "http://x/console/invite?token=t", Email: "new@duka.example"},
 	}

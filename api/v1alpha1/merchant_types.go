@@ -399,6 +399,10 @@ const (
 	// on the receiver beside the current one, so the receiver can verify every delivery.
 	AnnotationPrepareWebhookSecret  = "paygate.dev/prepare-webhook-secret"
 	AnnotationActivateWebhookSecret = "paygate.dev/activate-webhook-secret"
+	// AnnotationManagedBy says who manages the merchant's configuration (for example "Argo CD,
+	// platform team"): the console shows the pages that would change it (gateways, webhook URLs)
+	// read-only, naming who to ask. Keys and secrets, which live in Secrets, stay self-service.
+	AnnotationManagedBy = "paygate.dev/managed-by"
 )
 
 // Merchant is a business that takes payments. Its controller issues its credentials.
