@@ -48,6 +48,7 @@ var _ = Describe("Least privilege (the chart's roles)", func() {
 		forbidden(c.Update(ctx, merchant))
 		forbidden(c.Delete(ctx, merchant))
 		forbidden(c.Create(ctx, testGateway()))
+		forbidden(c.Delete(ctx, &paygatev1.GatewaySelection{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "duka-gateways"}}))
 		forbidden(c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "planted"}}))
 		var payments paygatev1.PaymentList
 		Expect(c.List(ctx, &payments, client.InNamespace(ns))).To(Succeed())
