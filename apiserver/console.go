@@ -173,6 +173,30 @@ func (r consoleRecords) APIList(ctx context.Context, m *paygatev1.Merchant, env 
 	return out.Pagination.Total, nil
 }
 
+// Refund runs the merchant API's refund create (POST /api/v1/payments/{trx_id}/refunds) for m in
+// env with body and idempotencyKey, exactly as a signed request of the merchant would, and returns
+// its status and answer.
+func (r consoleRecords) Refund(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, trxID string,
+	body []byte, idempotencyKey string) (int, []byte, error) {
+	path := "/api/v1/payments/" + url.PathEscape(trxID) + "/refunds"
+	req, err := http.NewRequestWithContext(context.WithValue(ctx, callerKey{}, &caller{merchant: m, env: env, body: body}),
+		http.MethodPost, path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, fmt.Errorf("building the refund request: %w", err)
+	}
+	req.SetPathValue("trx_id", trxID)
+	req.Header.Set("Content-Type", "application/json")
+	if idempotencyKey != "" {
+		req.Header.Set("Idempotency-Key", idempotencyKey)
+	}
+	w := &bufferedAnswer{header: http.Header{}}
+	r.s.createRefund(w, req)
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.status, w.body.Bytes(), nil
+}
+
 // bufferedAnswer keeps an answer in memory (the console decodes it).
 type bufferedAnswer struct {
 	header http.Header

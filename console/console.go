@@ -72,6 +72,10 @@ type Records interface {
 	// "invoices") for m in env with the API's query parameters, decoding the page into items (a
 	// pointer to a slice of the pkg/paygate type), and returns how many match.
 	APIList(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, list string, query url.Values, items any) (int, error)
+	// Refund asks for a refund of m's payment trxID in env as the merchant API's
+	// POST /api/v1/payments/{trx_id}/refunds does, with body (the API's JSON) and idempotencyKey;
+	// it returns the API's status and answer.
+	Refund(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, trxID string, body []byte, idempotencyKey string) (int, []byte, error)
 
 	DeliveryRecords // webhooks.go
 }
@@ -191,6 +195,7 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("GET "+Prefix+"/payments", c.signedIn(c.payments))
 	c.mux.HandleFunc("GET "+Prefix+"/payments/{trx_id}", c.signedIn(c.payment))
 	c.mux.HandleFunc("GET "+Prefix+"/payments.csv", c.signedIn(c.exportPayments))
+	c.mux.HandleFunc("POST "+Prefix+"/payments/{trx_id}/refund", c.signedIn(c.roles(c.refundPayment, paygatev1.ConsoleOwner, paygatev1.ConsoleFinance)))
 	for kind := range listPages {
 		c.mux.HandleFunc("GET "+Prefix+"/"+kind, c.signedIn(c.apiListPage(kind)))
 	}

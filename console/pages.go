@@ -109,6 +109,11 @@ type timelineEntry struct {
 
 // payment shows one payment: its record, its attempts and the webhooks sent about it.
 func (c *Console) payment(w http.ResponseWriter, r *http.Request) {
+	c.renderPaymentWith(w, r, http.StatusOK, &view{RefundedID: cut(r.URL.Query().Get("refunded"), 64)})
+}
+
+// renderPaymentWith renders the payment page with status, and v's refund form state.
+func (c *Console) renderPaymentWith(w http.ResponseWriter, r *http.Request, status int, v *view) {
 	p := principalFrom(r)
 	env := environment(r, p.merchant)
 	trxID := r.PathValue("trx_id")
@@ -130,7 +135,8 @@ func (c *Console) payment(w http.ResponseWriter, r *http.Request) {
 		c.serverError(w, r, "Reading a payment's webhooks", err)
 		return
 	}
-	c.render(w, r, http.StatusOK, "payment", &view{p: p, Env: env, Payment: &rec, Timeline: timeline(rec, obj, deliveries)})
+	v.p, v.Env, v.Payment, v.Timeline, v.RefundKey = p, env, &rec, timeline(rec, obj, deliveries), newRefundKey()
+	c.render(w, r, status, "payment", v)
 }
 
 // timeline orders what happened to a payment: its creation, each push attempt's start and end,

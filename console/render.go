@@ -36,6 +36,9 @@ type view struct {
 
 	Payment  *paygate.Payment
 	Timeline []timelineEntry
+	// RefundKey is the refund form's idempotency key; RefundError (the API's words) or
+	// RefundErrorKey (a text's key) why a refund was refused; RefundedID the refund just asked for.
+	RefundKey, RefundError, RefundErrorKey, RefundedID string
 
 	Audit []paygatev1.ConsoleAuditRecord
 

@@ -1,0 +1,35 @@
+// Copyright 2026 The Paygate Authors.
+// SPDX-License-Identifier: Apache-2.0
+
+package console
+
+// refundTexts are the words of the refund form (refund.go), in English and Swahili.
+var refundTexts = map[string]map[string]string{
+	"en": {
+		"refundTitle":      "Refund",
+		"refundAmount":     "Amount to refund",
+		"refundAmountHint": "Leave empty to refund all that is left.",
+		"refundReason":     "Reason (optional)",
+		"refundButton":     "Refund",
+		"refundAsked":      "Refund asked for:",
+		"refundInvalid":    "The refund form is not valid: reload the page and try again. Nothing was refunded.",
+	},
+	"sw": {
+		"refundTitle":      "Rejesha pesa",
+		"refundAmount":     "Kiasi cha kurejesha",
+		"refundAmountHint": "Acha tupu ili kurejesha kiasi chote kilichobaki.",
+		"refundReason":     "Sababu (si lazima)",
+		"refundButton":     "Rejesha",
+		"refundAsked":      "Urejeshaji umeombwa:",
+		"refundInvalid":    "Fomu ya kurejesha si sahihi: pakia ukurasa upya na ujaribu tena. Hakuna kilichorejeshwa.",
+	},
+}
+
+// init adds refundTexts to the console's catalogues.
+func init() {
+	for lang, words := range refundTexts {
+		for key, text := range words {
+			texts[lang][key] = text
+		}
+	}
+}
