@@ -54,7 +54,7 @@ func TestEveryTextInBothLanguages(t *testing.T) {
 	for _, key := range []string{"wrongPassword", "locked", "tooManyAttempts", "wrongCode", "passwordsDiffer", "passwordTooShort",
 		"passwordTooLong", "passwordWeak", "invitationInvalid", "crossOrigin", "notFound", "signInAgain",
 		"unavailable", "serverError", "notYourRole", "filterRefused", "inviteInvalid", "noSuchUser", "lastOwner", "tlCreated", "tlPushSent", "tlPushAnswered", "tlSettled", "tlWebhook",
-		"status-pending", "status-success", "status-failed"} {
+		"status-pending", "status-success", "status-failed", "refundInvalid", "managedElsewhere", "gatewaysNone", "gatewaysInvalid"} {
 		if texts["en"][key] == "" {
 			t.Errorf("message key %q, used in Go, has no text", key)
 		}
