@@ -173,16 +173,29 @@ func (r consoleRecords) APIList(ctx context.Context, m *paygatev1.Merchant, env 
 	return out.Pagination.Total, nil
 }
 
-// Refund runs the merchant API's refund create (POST /api/v1/payments/{trx_id}/refunds) for m in
-// env with body and idempotencyKey, exactly as a signed request of the merchant would, and returns
-// its status and answer.
-func (r consoleRecords) Refund(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, trxID string,
-	body []byte, idempotencyKey string) (int, []byte, error) {
-	path := "/api/v1/payments/" + url.PathEscape(trxID) + "/refunds"
+// APIWrite runs one of the merchant API's writes (console.APIRefund, APIPayoutPreview, APIPayout)
+// for m in env with body and idempotencyKey, exactly as a signed request of the merchant would
+// (the API's own handler, its rules and its idempotency), and returns its status and answer.
+func (r consoleRecords) APIWrite(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, write console.APIWrite,
+	trxID string, body []byte, idempotencyKey string) (int, []byte, error) {
+	var (
+		path    string
+		handler http.HandlerFunc
+	)
+	switch write {
+	case console.APIRefund:
+		path, handler = "/api/v1/payments/"+url.PathEscape(trxID)+"/refunds", r.s.createRefund
+	case console.APIPayoutPreview:
+		path, handler = "/api/v1/payouts/preview", r.s.previewPayout
+	case console.APIPayout:
+		path, handler = "/api/v1/payouts", r.s.createPayout
+	default:
+		return 0, nil, fmt.Errorf("no API write %q", write)
+	}
 	req, err := http.NewRequestWithContext(context.WithValue(ctx, callerKey{}, &caller{merchant: m, env: env, body: body}),
 		http.MethodPost, path, bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, fmt.Errorf("building the refund request: %w", err)
+		return 0, nil, fmt.Errorf("building the %s request: %w", write, err)
 	}
 	req.SetPathValue("trx_id", trxID)
 	req.Header.Set("Content-Type", "application/json")
@@ -190,7 +203,7 @@ func (r consoleRecords) Refund(ctx context.Context, m *paygatev1.Merchant, env p
 		req.Header.Set("Idempotency-Key", idempotencyKey)
 	}
 	w := &bufferedAnswer{header: http.Header{}}
-	r.s.createRefund(w, req)
+	handler(w, req)
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}

@@ -72,13 +72,25 @@ type Records interface {
 	// "invoices") for m in env with the API's query parameters, decoding the page into items (a
 	// pointer to a slice of the pkg/paygate type), and returns how many match.
 	APIList(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, list string, query url.Values, items any) (int, error)
-	// Refund asks for a refund of m's payment trxID in env as the merchant API's
-	// POST /api/v1/payments/{trx_id}/refunds does, with body (the API's JSON) and idempotencyKey;
-	// it returns the API's status and answer.
-	Refund(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, trxID string, body []byte, idempotencyKey string) (int, []byte, error)
+	// APIWrite runs one of the merchant API's writes for m in env, exactly as a signed request of
+	// the merchant would: APIRefund (trxID names the payment), APIPayoutPreview or APIPayout, with
+	// body (the API's JSON) and idempotencyKey; it returns the API's status and answer.
+	APIWrite(ctx context.Context, m *paygatev1.Merchant, env paygatev1.Environment, write APIWrite, trxID string, body []byte, idempotencyKey string) (int, []byte, error)
 
 	DeliveryRecords // webhooks.go
 }
+
+// APIWrite names one of the merchant API's writes the console makes.
+type APIWrite string
+
+const (
+	// APIRefund is POST /api/v1/payments/{trx_id}/refunds.
+	APIRefund APIWrite = "refund"
+	// APIPayoutPreview is POST /api/v1/payouts/preview.
+	APIPayoutPreview APIWrite = "payout-preview"
+	// APIPayout is POST /api/v1/payouts.
+	APIPayout APIWrite = "payout"
+)
 
 // ListRefused is an API list's refusal of a query (a filter it does not accept).
 type ListRefused struct {
@@ -202,6 +214,9 @@ func (c *Console) routes() {
 	c.mux.HandleFunc("GET "+Prefix+"/webhooks", c.signedIn(c.webhookDeliveries))
 	c.mux.HandleFunc("GET "+Prefix+"/webhooks/{name}", c.signedIn(c.webhookDelivery))
 	c.mux.HandleFunc("GET "+Prefix+"/settings", c.signedIn(c.roles(c.settings, paygatev1.ConsoleOwner, paygatev1.ConsoleDeveloper)))
+	c.mux.HandleFunc("GET "+Prefix+"/payouts/new", c.signedIn(c.roles(c.payoutForm, paygatev1.ConsoleOwner, paygatev1.ConsoleFinance)))
+	c.mux.HandleFunc("POST "+Prefix+"/payouts/preview", c.signedIn(c.roles(c.previewPayout, paygatev1.ConsoleOwner, paygatev1.ConsoleFinance)))
+	c.mux.HandleFunc("POST "+Prefix+"/payouts/create", c.signedIn(c.roles(c.createPayout, paygatev1.ConsoleOwner, paygatev1.ConsoleFinance)))
 	c.mux.HandleFunc("GET "+Prefix+"/gateways", c.signedIn(c.owners(c.gateways)))
 	c.mux.HandleFunc("POST "+Prefix+"/gateways", c.signedIn(c.owners(c.chooseGateways)))
 	c.mux.HandleFunc("GET "+Prefix+"/people", c.signedIn(c.owners(c.people)))

@@ -54,7 +54,7 @@ func TestEveryTextInBothLanguages(t *testing.T) {
 	for _, key := range []string{"wrongPassword", "locked", "tooManyAttempts", "wrongCode", "passwordsDiffer", "passwordTooShort",
 		"passwordTooLong", "passwordWeak", "invitationInvalid", "crossOrigin", "notFound", "signInAgain",
 		"unavailable", "serverError", "notYourRole", "filterRefused", "inviteInvalid", "noSuchUser", "lastOwner", "tlCreated", "tlPushSent", "tlPushAnswered", "tlSettled", "tlWebhook",
-		"status-pending", "status-success", "status-failed", "refundInvalid", "managedElsewhere", "gatewaysNone", "gatewaysInvalid"} {
+		"status-pending", "status-success", "status-failed", "refundInvalid", "managedElsewhere", "gatewaysNone", "gatewaysInvalid", "payoutInvalid"} {
 		if texts["en"][key] == "" {
 			t.Errorf("message key %q, used in Go, has no text", key)
 		}
@@ -88,6 +88,8 @@ func TestPagesRender(t *testing.T) {
 		"settings": {p: p, Settings: &settingsView{Credentials: []credentialRow{{Environment: "sandbox", BusinessID: "b", APIKey: mask("sb_pk_0123456789abcdef"), Issued: true}},
 			Gateways: []gatewayRow{{Code: "mpesa", Name: "M-Pesa", Currency: "TZS"}}}},
 		"webhook": deliveryTestView(p),
+		"payout": {p: p, Env: paygatev1.EnvironmentSandbox, Payout: &payoutView{Amount: "5000", Currency: "TZS", Currencies: []string{"TZS"},
+			Quote: &payoutQuote{Amount: "5000.00", Fee: "550.00", Payable: "4450.00", Currency: "TZS"}, Destination: "+255712345678", Key: "console-k", Error: "x"}},
 		"gateways": {p: p, Gateways: &gatewaysView{Choices: []gatewayChoice{{Code: "mpesa", Name: "M-Pesa", Currency: "TZS", Chosen: true}},
 			Restricted: true, ManagedBy: "Argo CD <platform>", Saved: true}},
 		"people": {p: p, People: []paygatev1.ConsoleUser{{Spec: paygatev1.ConsoleUserSpec{Email: "dev@duka.example", Role: paygatev1.ConsoleDeveloper}}},

@@ -135,7 +135,7 @@ func (c *Console) renderPaymentWith(w http.ResponseWriter, r *http.Request, stat
 		c.serverError(w, r, "Reading a payment's webhooks", err)
 		return
 	}
-	v.p, v.Env, v.Payment, v.Timeline, v.RefundKey = p, env, &rec, timeline(rec, obj, deliveries), newRefundKey()
+	v.p, v.Env, v.Payment, v.Timeline, v.RefundKey = p, env, &rec, timeline(rec, obj, deliveries), newFormKey()
 	c.render(w, r, status, "payment", v)
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
@@ -19,11 +20,11 @@ import (
 // idempotency key made when the page was rendered: the same form sent twice (a double click, a
 // browser's retry) is one refund.
 
-// refundKeyPattern is the form's idempotency key: "console-" and a random token.
-var refundKeyPattern = regexp.MustCompile(`^console-[A-Za-z0-9_-]{20,50}$`)
+// formKeyPattern is a form's idempotency key: "console-" and a random token.
+var formKeyPattern = regexp.MustCompile(`^console-[A-Za-z0-9_-]{20,50}$`)
 
-// newRefundKey is a fresh idempotency key for a refund form.
-func newRefundKey() string {
+// newFormKey is a fresh idempotency key for a form that writes through the API.
+func newFormKey() string {
 	_, id, err := consoleauth.NewToken()
 	if err != nil {
 		return ""
@@ -39,13 +40,36 @@ type apiAnswer struct {
 	ID      string              `json:"id"`
 }
 
+// decodeAnswer reads the parts of an API answer the console shows.
+func decodeAnswer(body []byte) apiAnswer {
+	var a apiAnswer
+	_ = json.Unmarshal(body, &a)
+	return a
+}
+
+// said is what a refusal says: its message and the first reason of each field.
+func (a apiAnswer) said() string {
+	msg := a.Message
+	keys := make([]string, 0, len(a.Errors))
+	for k := range a.Errors {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if errs := a.Errors[k]; len(errs) > 0 {
+			msg += " " + errs[0]
+		}
+	}
+	return strings.TrimSpace(msg)
+}
+
 // refundPayment asks for a refund of the page's payment.
 func (c *Console) refundPayment(w http.ResponseWriter, r *http.Request) {
 	ctx, p := r.Context(), principalFrom(r)
 	env := environment(r, p.merchant)
 	trxID := r.PathValue("trx_id")
 	amount, reason, key := strings.TrimSpace(r.PostFormValue("amount")), strings.TrimSpace(r.PostFormValue("reason")), r.PostFormValue("key")
-	if len(trxID) > 128 || len(amount) > 32 || len(reason) > 255 || !refundKeyPattern.MatchString(key) {
+	if len(trxID) > 128 || len(amount) > 32 || len(reason) > 255 || !formKeyPattern.MatchString(key) {
 		c.renderPaymentWith(w, r, http.StatusUnprocessableEntity, &view{RefundErrorKey: "refundInvalid"})
 		return
 	}
@@ -57,27 +81,20 @@ func (c *Console) refundPayment(w http.ResponseWriter, r *http.Request) {
 		body["reason"] = reason
 	}
 	raw, _ := json.Marshal(body)
-	status, answer, err := c.opts.Records.Refund(ctx, p.merchant, env, trxID, raw, key)
+	status, answer, err := c.opts.Records.APIWrite(ctx, p.merchant, env, APIRefund, trxID, raw, key)
 	if err != nil {
 		c.serverError(w, r, "Asking for a refund", err)
 		return
 	}
-	var a apiAnswer
-	_ = json.Unmarshal(answer, &a)
+	a := decodeAnswer(answer)
 	target := trxID + " " + amount
 	if status == http.StatusNotFound {
 		c.notFound(w, r)
 		return
 	}
 	if status != http.StatusOK {
-		msg := a.Message
-		for _, errs := range a.Errors {
-			if len(errs) > 0 {
-				msg += " " + errs[0]
-			}
-		}
 		c.audit(ctx, r, p.user, "refund", target, paygatev1.ConsoleAuditRefused, cut(a.Label+" "+a.Message, 200))
-		c.renderPaymentWith(w, r, http.StatusUnprocessableEntity, &view{RefundError: strings.TrimSpace(msg)})
+		c.renderPaymentWith(w, r, http.StatusUnprocessableEntity, &view{RefundError: a.said()})
 		return
 	}
 	c.audit(ctx, r, p.user, "refund", target+" refund "+a.ID, paygatev1.ConsoleAuditSuccess, "")

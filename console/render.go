@@ -46,6 +46,7 @@ type view struct {
 	Delivery *deliveryView
 	Settings *settingsView
 	Gateways *gatewaysView
+	Payout   *payoutView
 	People   []paygatev1.ConsoleUser
 	// InviteLink is an invitation just made, shown once.
 	InviteLink string
@@ -165,7 +166,7 @@ func parsePages() map[string]*template.Template {
 	base := template.Must(template.ParseFS(assets, "templates/layout.html"))
 	pages := map[string]*template.Template{}
 	for _, name := range []string{"sign-in", "invite", "second-factor", "enrol", "recovery-codes", "overview",
-		"payments", "payment", "audit", "error", "list", "settings", "people", "webhook", "gateways"} {
+		"payments", "payment", "audit", "error", "list", "settings", "people", "webhook", "gateways", "payout"} {
 		pages[name] = template.Must(template.Must(base.Clone()).ParseFS(assets, "templates/"+name+".html"))
 	}
 	return pages
