@@ -37,6 +37,26 @@ type table struct {
 	PrevURL, NextURL string
 }
 
+// setPager sets the table's Previous and Next links for a page of shown rows at t.Offset of
+// t.Total, keeping the environment and every filter that has a value.
+func (t *table) setPager(env paygatev1.Environment, shown int) {
+	page := func(off int) string {
+		u := url.Values{"env": {string(env)}, "offset": {strconv.Itoa(off)}}
+		for _, f := range t.Filters {
+			if f.Value != "" {
+				u.Set(f.Name, f.Value)
+			}
+		}
+		return t.Path + "?" + u.Encode()
+	}
+	if t.Offset > 0 {
+		t.PrevURL = page(max(t.Offset-pageSize, 0))
+	}
+	if t.Offset+shown < t.Total {
+		t.NextURL = page(t.Offset + pageSize)
+	}
+}
+
 // listPage is one kind of list the console shows through the merchant API's list: its title, its
 // filters (the API's own query parameters), its columns, and how a page of records becomes rows.
 type listPage struct {
@@ -167,21 +187,7 @@ func (c *Console) apiListPage(kind string) http.HandlerFunc {
 			return
 		}
 		t.Rows, t.Total = rows, total
-		page := func(off int) string {
-			u := url.Values{"env": {string(env)}, "offset": {strconv.Itoa(off)}}
-			for _, f := range t.Filters {
-				if f.Value != "" {
-					u.Set(f.Name, f.Value)
-				}
-			}
-			return t.Path + "?" + u.Encode()
-		}
-		if t.Offset > 0 {
-			t.PrevURL = page(max(t.Offset-pageSize, 0))
-		}
-		if t.Offset+len(rows) < total {
-			t.NextURL = page(t.Offset + pageSize)
-		}
+		t.setPager(env, len(rows))
 		v.Table = t
 		status := http.StatusOK
 		if v.Error != "" {

@@ -167,21 +167,7 @@ func (c *Console) webhookDeliveries(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t.Rows, t.Total = deliveryRows(v, items, env), total
-	page := func(off int) string {
-		u := url.Values{"env": {string(env)}, "offset": {strconv.Itoa(off)}}
-		for _, f := range t.Filters {
-			if f.Value != "" {
-				u.Set(f.Name, f.Value)
-			}
-		}
-		return t.Path + "?" + u.Encode()
-	}
-	if t.Offset > 0 {
-		t.PrevURL = page(max(t.Offset-pageSize, 0))
-	}
-	if t.Offset+len(items) < total {
-		t.NextURL = page(t.Offset + pageSize)
-	}
+	t.setPager(env, len(items))
 	v.Table = t
 	c.render(w, r, http.StatusOK, "list", v)
 }
