@@ -38,6 +38,8 @@ type Archive interface {
 	RefundsOfPayments(ctx context.Context, namespace string, trxIDs []string) (map[string][]paygatev1.Refund, error)
 	GetWebhookDelivery(ctx context.Context, namespace, name string) (*paygatev1.WebhookDelivery, error)
 	ListWebhookDeliveries(ctx context.Context, f archive.DeliveryFilter, limit, offset int) (archive.Page[paygatev1.WebhookDelivery], error)
+	ListWebhookEvents(ctx context.Context, q archive.EventQuery, limit int) ([]paygatev1.WebhookDelivery, error)
+	WebhookDeliveryByEvent(ctx context.Context, namespace, eventID string) (*paygatev1.WebhookDelivery, error)
 	Archived(ctx context.Context, kind archive.Kind, uids []string) (map[string]bool, error)
 	CreateUnlessArchived(ctx context.Context, key archive.NameKey, create func()) (archived bool, err error)
 }

@@ -41,6 +41,8 @@ const (
 	LabelDuplicateReference      = "DUPLICATE_REFERENCE"
 	LabelIdempotencyKeyReused    = "IDEMPOTENCY_KEY_REUSED"
 	LabelNotFound                = "NOT_FOUND"
+	LabelEventArchived           = "EVENT_ARCHIVED"
+	LabelEventNotRedeliverable   = "EVENT_NOT_REDELIVERABLE"
 	LabelMethodNotAllowed        = "METHOD_NOT_ALLOWED"
 	LabelPaymentNotPending       = "PAYMENT_NOT_PENDING"
 	LabelPushInProgress          = "PUSH_IN_PROGRESS"

@@ -114,6 +114,9 @@ type Server struct {
 	claimWaitLimit time.Duration
 	// console is the merchant console (nil when off).
 	console http.Handler
+	// eventIDs is the WebhookDelivery informer's store with eventIDIndex (apiserver/events.go);
+	// nil without an informer cache.
+	eventIDs toolscache.Indexer
 }
 
 // New builds a Server, filling defaults.
@@ -145,6 +148,7 @@ func New(opts Options) *Server {
 		mux:     http.NewServeMux(),
 	}
 	s.merchants = merchantIndex(opts.Cache)
+	s.eventIDs = eventIDIndexer(opts.Cache)
 	s.lists = startListIndexes(opts.Cache, opts.Log)
 	s.routes()
 	return s
@@ -174,6 +178,8 @@ func (s *Server) routes() {
 	s.handle("/api/v1/billing/subscriptions/{id}/cancel", route{http.MethodPost: s.cancelSubscription})
 	s.handle("/api/v1/billing/subscriptions/{id}/advance", route{http.MethodPost: s.advanceTestClock})
 	s.handle("/api/v1/billing/invoices", route{http.MethodGet: s.listInvoices})
+	s.handle("/api/v1/events", route{http.MethodGet: s.listEvents})
+	s.handle("/api/v1/events/{id}/redeliver", route{http.MethodPost: s.redeliverEvent})
 	s.handle("/api/v1/openapi.json", route{http.MethodGet: s.openAPI})
 	s.mux.HandleFunc("POST /internal/provider/callbacks", s.providerCallback)
 	s.mux.HandleFunc("POST /internal/provider/callbacks/pawapay", s.pawapayCallback)

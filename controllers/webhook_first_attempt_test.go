@@ -219,3 +219,49 @@ func (w *firstAttemptWorld) get(t *testing.T, d *paygatev1.WebhookDelivery) *pay
 	}
 	return got
 }
+
+// TestDeliveredEventRedelivered: an event its receiver accepted at its first attempt (nothing in
+// status) is sent again when the redeliver annotation asks, once per value: the events API's
+// redelivery (docs/api.md, Events), which a receiver that lost an accepted event needs.
+func TestDeliveredEventRedelivered(t *testing.T) {
+	w, url := newFirstAttemptWorld(t, http.StatusOK)
+	got := w.run(t, firstAttemptEvent(url), nil)
+	if w.requests.Load() != 1 || got.Status.Phase != "" {
+		t.Fatalf("%d requests, stored phase %q; want 1 and none", w.requests.Load(), got.Status.Phase)
+	}
+	ctx := context.Background()
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(got)}
+	redeliver := func(value string) *paygatev1.WebhookDelivery {
+		t.Helper()
+		d := &paygatev1.WebhookDelivery{}
+		if err := w.c.Get(ctx, req.NamespacedName, d); err != nil {
+			t.Fatal(err)
+		}
+		d.Annotations = map[string]string{paygatev1.AnnotationRedeliver: value}
+		if err := w.c.Update(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // the round's pass, and one more that must do nothing
+			if _, err := w.r.Reconcile(ctx, req); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.c.Get(ctx, req.NamespacedName, d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	d := redeliver("api-1")
+	st := d.Status
+	if w.requests.Load() != 2 || st.Phase != paygatev1.DeliveryDelivered || st.TotalAttempts != 2 || st.Redelivery != "api-1" || len(st.Attempts) != 1 {
+		t.Fatalf("after a redelivery: %d requests, status %+v; want 2 requests, Delivered after 2 attempts in all", w.requests.Load(), st)
+	}
+	d = redeliver("api-1")
+	if w.requests.Load() != 2 {
+		t.Fatalf("the same value sent the event again: %d requests", w.requests.Load())
+	}
+	d = redeliver("api-2")
+	if w.requests.Load() != 3 || d.Status.TotalAttempts != 3 {
+		t.Fatalf("a new value: %d requests, %d attempts; want 3, 3", w.requests.Load(), d.Status.TotalAttempts)
+	}
+}

@@ -79,9 +79,10 @@ func (r *WebhookDeliveryReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	if err := r.Get(ctx, req.NamespacedName, d); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if d.Status.Phase == "" && d.Spec.FirstAttempt.Delivered() {
+	if d.Status.Phase == "" && d.Spec.FirstAttempt.Delivered() && d.Annotations[paygatev1.AnnotationRedeliver] == "" {
 		// Its create recorded its first attempt, which a receiver accepted (WebhookFirstAttempts):
-		// the event is delivered and nothing is written, ever (EffectiveStatus reads the spec).
+		// the event is delivered and nothing is written unless it is redelivered (EffectiveStatus
+		// reads the spec).
 		return ctrl.Result{}, nil
 	}
 	patch := newStatusPatch(r.Client, d, func(d *paygatev1.WebhookDelivery) any { return &d.Status })
@@ -123,8 +124,13 @@ func summarizeDelivery(d *paygatev1.WebhookDelivery, reconcileErr error) {
 
 func (r *WebhookDeliveryReconciler) deliver(ctx context.Context, d *paygatev1.WebhookDelivery, patch *statusPatch[*paygatev1.WebhookDelivery], now time.Time) (ctrl.Result, error) {
 	st := &d.Status
-	if want := d.Annotations[paygatev1.AnnotationRedeliver]; want != "" && want != st.Redelivery && st.Phase == paygatev1.DeliveryAbandoned {
-		// A new round for an abandoned event: same id, same payload, a fresh attempt budget.
+	want := d.Annotations[paygatev1.AnnotationRedeliver]
+	if want != "" && st.Phase == "" && d.Spec.FirstAttempt.Delivered() {
+		*st = d.EffectiveStatus() // delivered at its first attempt: status takes that attempt over
+	}
+	if want != "" && want != st.Redelivery && (st.Phase == paygatev1.DeliveryAbandoned || st.Phase == paygatev1.DeliveryDelivered) {
+		// A new round for an abandoned or delivered event (the merchant's receiver lost it: the
+		// events API's redeliver): same id, same payload, a fresh attempt budget.
 		st.Phase, st.Attempts, st.Redelivery, st.NextAttemptAt = paygatev1.DeliveryPending, nil, want, metaTime(now)
 	}
 	switch st.Phase {
