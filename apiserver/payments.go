@@ -379,12 +379,22 @@ func (s *Server) requestPush(ctx context.Context, load func(live bool) (*paygate
 	// the payment again, past the cache, and decides afresh.
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		p, err := load(live)
+		fromCache := !live
 		live = true
 		if err != nil {
 			refused = s.serverError("Reading a payment", err).err
 			return nil
 		}
-		if refused = s.addPushRequest(p, rawPhone, gateway); refused != nil {
+		if refused = s.addPushRequest(p, rawPhone, gateway); refused != nil && fromCache {
+			// A refusal decided on the cache is confirmed past it: the cache may not have the
+			// caller's own last write yet (a push a moment ago, whose phone this one reuses).
+			if p, err = load(true); err != nil {
+				refused = s.serverError("Reading a payment", err).err
+				return nil
+			}
+			refused = s.addPushRequest(p, rawPhone, gateway)
+		}
+		if refused != nil {
 			return nil
 		}
 		if err := s.opts.Writer.Update(ctx, p); err != nil {

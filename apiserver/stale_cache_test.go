@@ -130,3 +130,40 @@ func TestPaymentIsNotRefusedForAGatewayTheCacheHasNotSeen(t *testing.T) {
 		})
 	}
 }
+
+// TestAPushRefusalIsConfirmedPastAStaleCache: a second push a moment after the first, reusing its
+// phone, must answer PUSH_IN_PROGRESS even when this replica's cache has not seen the first push
+// yet (it would otherwise answer that the payment has no phone); nothing is written.
+func TestAPushRefusalIsConfirmedPastAStaleCache(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	pending := &paygatev1.Payment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "trx-" + strings.Repeat("b", 24)},
+		Spec: paygatev1.PaymentSpec{
+			MerchantRef: paygatev1.MerchantReference{Name: "duka"}, Environment: paygatev1.EnvironmentSandbox,
+			Amount: "15000", Currency: "TZS", ExpiresAt: metav1.NewTime(now.Add(30 * time.Minute)),
+		},
+	}
+	pushed := pending.DeepCopy()
+	pushed.Spec.PushRequest = &paygatev1.PushRequest{Sequence: 1, Phone: "+255712345678", RequestedAt: metav1.NewMicroTime(now)}
+	writer := fake.NewClientBuilder().WithScheme(kube.Scheme()).WithObjects(pushed.DeepCopy()).Build()
+	s := New(Options{Writer: writer, CheckoutKey: make([]byte, 32), Clock: testingclock.NewFakePassiveClock(now)})
+	var reads []bool
+	load := func(live bool) (*paygatev1.Payment, error) {
+		reads = append(reads, live)
+		if live {
+			return pushed.DeepCopy(), nil
+		}
+		return pending.DeepCopy(), nil // the cache, before the first push
+	}
+	out, refused := s.requestPush(context.Background(), load, "", "")
+	if out != nil || refused == nil || refused.Label != LabelPushInProgress || refused.Status != http.StatusConflict {
+		t.Fatalf("pushed %v, refused %+v; want 409 %s", out != nil, refused, LabelPushInProgress)
+	}
+	if !slices.Equal(reads, []bool{false, true}) {
+		t.Errorf("reads %v, want the cache then past it", reads)
+	}
+	var got paygatev1.Payment
+	if err := writer.Get(context.Background(), client.ObjectKeyFromObject(pushed), &got); err != nil || got.Spec.PushRequest.Sequence != 1 {
+		t.Errorf("the payment after the refusal: %+v, %v", got.Spec.PushRequest, err)
+	}
+}
