@@ -189,6 +189,8 @@ func (r consoleRecords) APIWrite(ctx context.Context, m *paygatev1.Merchant, env
 		path, handler = "/api/v1/payouts/preview", r.s.previewPayout
 	case console.APIPayout:
 		path, handler = "/api/v1/payouts", r.s.createPayout
+	case console.APIRedeliver:
+		path, handler = "/api/v1/events/"+url.PathEscape(trxID)+"/redeliver", r.s.redeliverEvent
 	default:
 		return 0, nil, fmt.Errorf("no API write %q", write)
 	}
@@ -198,6 +200,7 @@ func (r consoleRecords) APIWrite(ctx context.Context, m *paygatev1.Merchant, env
 		return 0, nil, fmt.Errorf("building the %s request: %w", write, err)
 	}
 	req.SetPathValue("trx_id", trxID)
+	req.SetPathValue("id", trxID)
 	req.Header.Set("Content-Type", "application/json")
 	if idempotencyKey != "" {
 		req.Header.Set("Idempotency-Key", idempotencyKey)

@@ -90,6 +90,8 @@ const (
 	APIPayoutPreview APIWrite = "payout-preview"
 	// APIPayout is POST /api/v1/payouts.
 	APIPayout APIWrite = "payout"
+	// APIRedeliver is POST /api/v1/events/{id}/redeliver (the id passed as trxID).
+	APIRedeliver APIWrite = "redeliver"
 )
 
 // ListRefused is an API list's refusal of a query (a filter it does not accept).
@@ -213,6 +215,7 @@ func (c *Console) routes() {
 	}
 	c.mux.HandleFunc("GET "+Prefix+"/webhooks", c.signedIn(c.webhookDeliveries))
 	c.mux.HandleFunc("GET "+Prefix+"/webhooks/{name}", c.signedIn(c.webhookDelivery))
+	c.mux.HandleFunc("POST "+Prefix+"/webhooks/{name}/redeliver", c.signedIn(c.roles(c.redeliverWebhook, paygatev1.ConsoleOwner, paygatev1.ConsoleDeveloper)))
 	c.mux.HandleFunc("GET "+Prefix+"/settings", c.signedIn(c.roles(c.settings, paygatev1.ConsoleOwner, paygatev1.ConsoleDeveloper)))
 	c.mux.HandleFunc("GET "+Prefix+"/payouts/new", c.signedIn(c.roles(c.payoutForm, paygatev1.ConsoleOwner, paygatev1.ConsoleFinance)))
 	c.mux.HandleFunc("POST "+Prefix+"/payouts/preview", c.signedIn(c.roles(c.previewPayout, paygatev1.ConsoleOwner, paygatev1.ConsoleFinance)))

@@ -39,6 +39,9 @@ type view struct {
 	// RefundKey is the refund form's idempotency key; RefundError (the API's words) or
 	// RefundErrorKey (a text's key) why a refund was refused; RefundedID the refund just asked for.
 	RefundKey, RefundError, RefundErrorKey, RefundedID string
+	// RedeliverError (the API's words) or RedeliverErrorKey (a text's key): why a redelivery was
+	// refused.
+	RedeliverError, RedeliverErrorKey string
 
 	Audit []paygatev1.ConsoleAuditRecord
 

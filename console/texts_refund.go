@@ -13,6 +13,9 @@ var refundTexts = map[string]map[string]string{
 		"refundButton":     "Refund",
 		"refundAsked":      "Refund asked for:",
 		"refundInvalid":    "The refund form is not valid: reload the page and try again. Nothing was refunded.",
+		"redeliverButton":  "Send again",
+		"redeliverAsked":   "Sending again: a new round of attempts has started.",
+		"redeliverInvalid": "The form is not valid: reload the page and try again. Nothing was sent.",
 	},
 	"sw": {
 		"refundTitle":      "Rejesha pesa",
@@ -22,6 +25,9 @@ var refundTexts = map[string]map[string]string{
 		"refundButton":     "Rejesha",
 		"refundAsked":      "Urejeshaji umeombwa:",
 		"refundInvalid":    "Fomu ya kurejesha si sahihi: pakia ukurasa upya na ujaribu tena. Hakuna kilichorejeshwa.",
+		"redeliverButton":  "Tuma tena",
+		"redeliverAsked":   "Inatumwa tena: mzunguko mpya wa majaribio umeanza.",
+		"redeliverInvalid": "Fomu si sahihi: pakia ukurasa upya na ujaribu tena. Hakuna kilichotumwa.",
 	},
 }
 

@@ -184,6 +184,11 @@ type deliveryView struct {
 	// Sees is true for owners and developers: URL and Payload are shown.
 	Sees         bool
 	URL, Payload string
+	// CanRedeliver: the signed-in user may start a new round (owners and developers) and the
+	// delivery is delivered or abandoned; RedeliverKey is the form's idempotency key; Redelivered
+	// says a round was just asked for.
+	CanRedeliver, Redelivered bool
+	RedeliverKey              string
 }
 
 // attemptRow is one attempt of the current round.
@@ -197,6 +202,11 @@ type attemptRow struct {
 // webhookDelivery shows one of the merchant's deliveries: its event, status and attempts, and to
 // owners and developers its receiver and payload.
 func (c *Console) webhookDelivery(w http.ResponseWriter, r *http.Request) {
+	c.renderDeliveryWith(w, r, http.StatusOK, &view{})
+}
+
+// renderDeliveryWith renders the delivery page with status and v's redelivery state.
+func (c *Console) renderDeliveryWith(w http.ResponseWriter, r *http.Request, status int, v *view) {
 	p := principalFrom(r)
 	env := environment(r, p.merchant)
 	name := r.PathValue("name")
@@ -204,7 +214,7 @@ func (c *Console) webhookDelivery(w http.ResponseWriter, r *http.Request) {
 		c.notFound(w, r)
 		return
 	}
-	v := &view{p: p, lang: language(w, r), Env: env}
+	v.p, v.lang, v.Env = p, language(w, r), env
 	sees := v.SeesSettings()
 	d, found, err := c.opts.Records.GetWebhookDelivery(r.Context(), p.merchant, env, name, sees)
 	if err != nil {
@@ -235,7 +245,49 @@ func (c *Console) webhookDelivery(w http.ResponseWriter, r *http.Request) {
 		dv.URL, dv.Payload = d.Spec.URL, indented(d.Spec.Payload)
 	}
 	v.Delivery = dv
-	c.render(w, r, http.StatusOK, "webhook", v)
+	dv.Redelivered = r.URL.Query().Get("redelivered") == "1"
+	dv.RedeliverKey = newFormKey()
+	dv.CanRedeliver = sees && (d.Phase() == paygatev1.DeliveryDelivered || d.Phase() == paygatev1.DeliveryAbandoned)
+	c.render(w, r, status, "webhook", v)
+}
+
+// redeliverWebhook starts a new round of attempts for a delivered or abandoned delivery, through
+// the merchant API's own redelivery (POST /api/v1/events/{id}/redeliver), once per form.
+func (c *Console) redeliverWebhook(w http.ResponseWriter, r *http.Request) {
+	ctx, p := r.Context(), principalFrom(r)
+	env := environment(r, p.merchant)
+	name, key := r.PathValue("name"), r.PostFormValue("key")
+	if len(name) > 128 || !formKeyPattern.MatchString(key) {
+		c.renderDelivery(w, r, http.StatusUnprocessableEntity, "redeliverInvalid")
+		return
+	}
+	d, found, err := c.opts.Records.GetWebhookDelivery(ctx, p.merchant, env, name, false)
+	if err != nil {
+		c.serverError(w, r, "Reading a webhook delivery", err)
+		return
+	}
+	if !found {
+		c.notFound(w, r)
+		return
+	}
+	status, answer, err := c.opts.Records.APIWrite(ctx, p.merchant, env, APIRedeliver, d.Spec.EventID, nil, key)
+	if err != nil {
+		c.serverError(w, r, "Redelivering a webhook event", err)
+		return
+	}
+	if status != http.StatusAccepted && status != http.StatusOK {
+		a := decodeAnswer(answer)
+		c.audit(ctx, r, p.user, "redeliver", d.Spec.EventID, paygatev1.ConsoleAuditRefused, cut(a.Label+" "+a.Message, 200))
+		c.renderDeliveryWith(w, r, http.StatusConflict, &view{RedeliverError: a.said()})
+		return
+	}
+	c.audit(ctx, r, p.user, "redeliver", d.Spec.EventID, paygatev1.ConsoleAuditSuccess, "")
+	http.Redirect(w, r, Prefix+"/webhooks/"+name+"?env="+string(env)+"&redelivered=1", http.StatusSeeOther)
+}
+
+// renderDelivery renders the delivery page with status and a refusal's text key.
+func (c *Console) renderDelivery(w http.ResponseWriter, r *http.Request, status int, errKey string) {
+	c.renderDeliveryWith(w, r, status, &view{RedeliverErrorKey: errKey})
 }
 
 // indented is a JSON payload indented for reading; any other payload as it is.

@@ -6,8 +6,10 @@ package e2e_test
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/chromedp/chromedp"
@@ -257,6 +259,44 @@ var _ = Describe("The merchant console's webhook deliveries", Ordered, func() {
 		Expect(attempts).To(Equal(5))
 		screenshotTo(tab, filepath.Join(outDir, "desktop-14-webhook-failed.png"))
 		expectAccessible(tab, "an abandoned delivery")
+	})
+
+	It("sends a delivery again for owners and developers, once per form, and not for viewers", func() {
+		viewer := newConsoleClient(baseURL)
+		viewer.signUp(invite(duka.merchant, "hooks-redeliver-viewer@duka.example", paygatev1.ConsoleViewer))
+		dev := newConsoleClient(baseURL)
+		dev.signUp(invite(duka.merchant, "hooks-redeliver-dev@duka.example", paygatev1.ConsoleDeveloper))
+		page := "/console/webhooks/" + dukaEvent.Name + "?env=sandbox"
+		keyOf := regexp.MustCompile(`name="key" value="([^"]+)"`)
+
+		_, _, body := viewer.get(page)
+		Expect(body).NotTo(ContainSubstring(`id="redeliver-form"`), "a viewer has no button")
+		status, _, _ := viewer.post("/console/webhooks/"+dukaEvent.Name+"/redeliver?env=sandbox",
+			url.Values{"csrf": {viewer.csrf()}, "key": {"console-cccccccccccccccccccccccc"}})
+		Expect(status).To(Equal(http.StatusForbidden))
+
+		before := len(accepts.requests())
+		_, _, body = dev.get(page)
+		Expect(body).To(ContainSubstring(`id="redeliver-form"`))
+		form := url.Values{"csrf": {dev.csrf()}, "key": {keyOf.FindStringSubmatch(body)[1]}}
+		status, loc, body := dev.post("/console/webhooks/"+dukaEvent.Name+"/redeliver?env=sandbox", form)
+		Expect(status).To(Equal(http.StatusSeeOther), body)
+		Expect(loc).To(HaveSuffix("&redelivered=1"))
+		Eventually(func() int { return len(accepts.requests()) }).Should(Equal(before + 1))
+		again := accepts.requests()[before]
+		Expect(again.header.Get("X-Paygate-Event-Id")).To(Equal(dukaEvent.Spec.EventID), "the same event, sent again")
+		_, err := (paygate.WebhookVerifier{Secret: webhookSecret(duka.merchant)}).Verify(again.header, again.body)
+		Expect(err).NotTo(HaveOccurred())
+
+		By("the same form again: no second round")
+		status, _, _ = dev.post("/console/webhooks/"+dukaEvent.Name+"/redeliver?env=sandbox", form)
+		Expect(status).To(Equal(http.StatusSeeOther))
+		Consistently(func() int { return len(accepts.requests()) }, "2s").Should(Equal(before + 1))
+
+		By("another merchant's delivery: not found")
+		status, _, _ = dev.post("/console/webhooks/"+sokoEvnt.Name+"/redeliver?env=sandbox",
+			url.Values{"csrf": {dev.csrf()}, "key": {"console-dddddddddddddddddddddddd"}})
+		Expect(status).To(Equal(http.StatusNotFound))
 	})
 })
 
