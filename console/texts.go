@@ -177,3 +177,12 @@ var texts = map[string]map[string]string{
 		"serverError": "Hitilafu ya ndani imetokea. Jaribu tena baada ya muda mfupi.",
 	},
 }
+
+// addTexts adds a page's words, in English and Swahili, to the console's catalogues.
+func addTexts(more map[string]map[string]string) {
+	for lang, words := range more {
+		for key, text := range words {
+			texts[lang][key] = text
+		}
+	}
+}

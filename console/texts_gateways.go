@@ -30,10 +30,4 @@ var gatewayTexts = map[string]map[string]string{
 }
 
 // init adds gatewayTexts to the console's catalogues.
-func init() {
-	for lang, words := range gatewayTexts {
-		for key, text := range words {
-			texts[lang][key] = text
-		}
-	}
-}
+func init() { addTexts(gatewayTexts) }

@@ -28,10 +28,5 @@ var oidcTexts = map[string]map[string]string{
 }
 
 // init adds oidcTexts to the console's catalogues.
-func init() {
-	for lang, words := range oidcTexts {
-		for key, text := range words {
-			texts[lang][key] = text
-		}
-	}
-}
+func init() { addTexts(oidcTexts) }
+

@@ -26,10 +26,4 @@ var payoutTexts = map[string]map[string]string{
 }
 
 // init adds payoutTexts to the console's catalogues.
-func init() {
-	for lang, words := range payoutTexts {
-		for key, text := range words {
-			texts[lang][key] = text
-		}
-	}
-}
+func init() { addTexts(payoutTexts) }

@@ -32,10 +32,4 @@ var refundTexts = map[string]map[string]string{
 }
 
 // init adds refundTexts to the console's catalogues.
-func init() {
-	for lang, words := range refundTexts {
-		for key, text := range words {
-			texts[lang][key] = text
-		}
-	}
-}
+func init() { addTexts(refundTexts) }

@@ -19,10 +19,4 @@ var rotationTexts = map[string]map[string]string{
 }
 
 // init adds rotationTexts to the console's catalogues.
-func init() {
-	for lang, words := range rotationTexts {
-		for key, text := range words {
-			texts[lang][key] = text
-		}
-	}
-}
+func init() { addTexts(rotationTexts) }

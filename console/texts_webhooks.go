@@ -40,10 +40,4 @@ var webhookTexts = map[string]map[string]string{
 }
 
 // init adds webhookTexts to the console's catalogues.
-func init() {
-	for lang, words := range webhookTexts {
-		for key, text := range words {
-			texts[lang][key] = text
-		}
-	}
-}
+func init() { addTexts(webhookTexts) }
