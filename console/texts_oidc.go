@@ -29,4 +29,3 @@ var oidcTexts = map[string]map[string]string{
 
 // init adds oidcTexts to the console's catalogues.
 func init() { addTexts(oidcTexts) }
-
