@@ -103,13 +103,7 @@ func (c *Console) selectionOf(ctx context.Context, m *paygatev1.Merchant) (*payg
 	if len(mine) == 0 {
 		return nil, nil
 	}
-	slices.SortFunc(mine, func(a, b paygatev1.GatewaySelection) int {
-		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	return &mine[0], nil
+	return &eligibility.OrderSelections(mine)[0], nil
 }
 
 // selectionName is the name of the GatewaySelection the console creates for a merchant.

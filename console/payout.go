@@ -4,6 +4,7 @@
 package console
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -90,7 +91,7 @@ func (c *Console) previewPayout(w http.ResponseWriter, r *http.Request) {
 	var out struct {
 		Data payoutQuote `json:"data"`
 	}
-	dec := json.NewDecoder(strings.NewReader(string(answer)))
+	dec := json.NewDecoder(bytes.NewReader(answer))
 	dec.UseNumber()
 	if err := dec.Decode(&out); err != nil {
 		c.serverError(w, r, "Reading a payout quote", err)

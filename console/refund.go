@@ -101,7 +101,8 @@ func (c *Console) refundPayment(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, Prefix+"/payments/"+trxID+"?env="+string(env)+"&refunded="+a.ID, http.StatusSeeOther)
 }
 
-// CanRefund reports whether the signed-in user may refund (owners and finance users).
-func (v *view) CanRefund() bool {
+// MovesMoney reports whether the signed-in user may move money: refund and pay out (owners and
+// finance users).
+func (v *view) MovesMoney() bool {
 	return v.p != nil && (v.p.user.Spec.Role == paygatev1.ConsoleOwner || v.p.user.Spec.Role == paygatev1.ConsoleFinance)
 }

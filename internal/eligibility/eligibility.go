@@ -232,6 +232,13 @@ func EffectiveSelection(selections []paygatev1.GatewaySelection) (Selection, []p
 	if len(selections) == 0 {
 		return nil, nil
 	}
+	sorted := OrderSelections(selections)
+	return Selection(sorted[0].Spec.Gateways), sorted[1:]
+}
+
+// OrderSelections is a merchant's GatewaySelections, the one that applies first: oldest, then by
+// name (a copy; selections is not reordered).
+func OrderSelections(selections []paygatev1.GatewaySelection) []paygatev1.GatewaySelection {
 	sorted := slices.Clone(selections)
 	slices.SortFunc(sorted, func(a, b paygatev1.GatewaySelection) int {
 		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
@@ -239,7 +246,7 @@ func EffectiveSelection(selections []paygatev1.GatewaySelection) (Selection, []p
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	return Selection(sorted[0].Spec.Gateways), sorted[1:]
+	return sorted
 }
 
 // WithinLimits keeps the gateways that admit amount, in their order: the gateway's own minimum
