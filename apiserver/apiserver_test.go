@@ -43,19 +43,6 @@ func TestRequestTarget(t *testing.T) {
 	}
 }
 
-func TestHostAllowed(t *testing.T) {
-	domains := []paygatev1.DomainName{"duka.example", "pay.shop.example"}
-	for host, want := range map[string]bool{
-		"duka.example": true, "www.duka.example": true, "DUKA.example.": true,
-		"evilduka.example": false, "duka.example.evil.test": false, "shop.example": false,
-		"x.pay.shop.example": true,
-	} {
-		if got := hostAllowed(host, domains); got != want {
-			t.Errorf("hostAllowed(%q) = %v, want %v", host, got, want)
-		}
-	}
-}
-
 func TestQueryInt(t *testing.T) {
 	for _, tc := range []struct {
 		raw     string

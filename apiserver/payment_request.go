@@ -6,7 +6,6 @@ package apiserver
 import (
 	"errors"
 	"net/mail"
-	"net/url"
 	"regexp"
 	"strings"
 
@@ -218,27 +217,7 @@ func (s *Server) redirectURL(f fields, v validation, c *caller, field string, le
 // checkURL requires an absolute http(s) URL, HTTPS in production, and a host within the
 // merchant's allowed domains when it has a list.
 func (s *Server) checkURL(v validation, c *caller, field, raw string, allowed []paygatev1.DomainName) {
-	u, err := url.Parse(raw)
-	if len(raw) > 2048 || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		v.add(field, "The %s must be an absolute http or https URL.", field)
-		return
+	if msg := paygatev1.URLProblem(field, raw, c.env, allowed); msg != "" {
+		v.add(field, "%s", msg)
 	}
-	if c.env == paygatev1.EnvironmentProduction && u.Scheme != "https" {
-		v.add(field, "The %s must use HTTPS in production.", field)
-		return
-	}
-	if len(allowed) > 0 && !hostAllowed(u.Hostname(), allowed) {
-		v.add(field, "The %s host is not in the merchant's allowed domains.", field)
-	}
-}
-
-// hostAllowed reports whether host is one of the domains or a subdomain of one.
-func hostAllowed(host string, domains []paygatev1.DomainName) bool {
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	for _, d := range domains {
-		if host == string(d) || strings.HasSuffix(host, "."+string(d)) {
-			return true
-		}
-	}
-	return false
 }

@@ -116,6 +116,11 @@ func SetupReconcilers(mgr ctrl.Manager, opts Options) error {
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the merchant controller: %w", err)
 	}
+	if err := (&MerchantChangeReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(merchantChangeControllerName), Clock: opts.Clock,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the merchant change controller: %w", err)
+	}
 	if err := (&PaymentReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("payment-controller"),
 		Providers: opts.Providers, Clock: opts.Clock, PollInterval: opts.PollInterval, CallbackURL: opts.CallbackURL, AttemptWatch: opts.AttemptWatch,

@@ -4,6 +4,10 @@
 package v1alpha1
 
 import (
+	"fmt"
+	"net/url"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -451,4 +455,34 @@ func (w WebhookURLs) For(env Environment) string {
 		return w.Production
 	}
 	return w.Sandbox
+}
+
+// URLProblem checks a webhook or redirect URL a merchant gives as field, in env, against the
+// merchant's allowed domains (none: any host). It returns "" when the URL is acceptable, else the
+// sentence the merchant API answers for it: the URL must be absolute http or https without user
+// information, at most 2048 bytes, HTTPS in production, and of an allowed host. Where a webhook
+// may then be sent is also limited when it is sent (private addresses are refused).
+func URLProblem(field, raw string, env Environment, allowed []DomainName) string {
+	u, err := url.Parse(raw)
+	if len(raw) > 2048 || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return fmt.Sprintf("The %s must be an absolute http or https URL.", field)
+	}
+	if env == EnvironmentProduction && u.Scheme != "https" {
+		return fmt.Sprintf("The %s must use HTTPS in production.", field)
+	}
+	if len(allowed) > 0 && !HostAllowed(u.Hostname(), allowed) {
+		return fmt.Sprintf("The %s host is not in the merchant's allowed domains.", field)
+	}
+	return ""
+}
+
+// HostAllowed reports whether host is one of the domains or a subdomain of one.
+func HostAllowed(host string, domains []DomainName) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	for _, d := range domains {
+		if host == string(d) || strings.HasSuffix(host, "."+string(d)) {
+			return true
+		}
+	}
+	return false
 }

@@ -61,6 +61,10 @@ const (
 	AnnotationPendingSince = "paygate.dev/pending-since"
 )
 
+// AnnotationChange on a Secret records the UID of the last MerchantChange whose change the Secret
+// holds: a change is made once, even when its answer is written only on a later pass.
+const AnnotationChange = "paygate.dev/change"
+
 var encoding = base32.StdEncoding.WithPadding(base32.NoPadding)
 
 // Prefix is the credential prefix of an environment: test_ for sandbox, live_ for production.

@@ -43,6 +43,7 @@ const (
 	PayoutFailed          = paygate.EventPayoutFailed
 	RefundCompleted       = paygate.EventRefundCompleted
 	RefundFailed          = paygate.EventRefundFailed
+	WebhookTest           = paygate.EventWebhookTest
 )
 
 // DeliveryName is the WebhookDelivery name of an occurrence: "whd-" and 24 characters of

@@ -33,7 +33,28 @@ const (
 	// is a Refund record (RefundData).
 	EventRefundCompleted = "refund.completed"
 	EventRefundFailed    = "refund.failed"
+	// EventWebhookTest is a test event the merchant sent itself, from the console or with a
+	// MerchantChange, to check its receiver. It moves no money; its data is TestEventData.
+	EventWebhookTest = "webhook.test"
 )
+
+// TestEventData decodes the data of a webhook.test event.
+type TestEventData struct {
+	Environment string `json:"environment"`
+	Message     string `json:"message"`
+}
+
+// TestData decodes the data of a webhook.test event.
+func (e *WebhookEvent) TestData() (*TestEventData, error) {
+	if e.Type != EventWebhookTest {
+		return nil, fmt.Errorf("%w: %s is not a test event", ErrWebhookPayload, e.Type)
+	}
+	d := &TestEventData{}
+	if err := decodeJSON(e.Data, d); err != nil {
+		return nil, fmt.Errorf("%w: decoding the test event data: %v", ErrWebhookPayload, err)
+	}
+	return d, nil
+}
 
 // Defaults of WebhookVerifier.
 const (
