@@ -51,6 +51,9 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	if len(doc.Security) == 0 {
 		t.Error("no global security requirement")
 	}
+	if l := doc.Info.License; l == nil || l.Name != "Apache 2.0" {
+		t.Errorf("info.license is %+v, want Apache 2.0 (the project's LICENSE)", l)
+	}
 	for _, h := range []string{"X-Environment", "X-Merchant-Key", "X-API-Key", "X-Timestamp", "X-Signature"} {
 		found := false
 		for _, s := range doc.Components.SecuritySchemes {
