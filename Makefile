@@ -15,6 +15,8 @@ HELM_VERSION ?= v3.22.0
 PROMTOOL ?= $(LOCALBIN)/promtool
 # The Go module version of Prometheus whose promtool test/alerts runs (v0.316.0 is Prometheus 3.16.0).
 PROMETHEUS_VERSION ?= v0.316.0
+# Redocly CLI (the OpenAPI linter), pinned in hack/install-redocly.sh, installed into bin/redocly.
+REDOCLY ?= $(LOCALBIN)/redocly/bin/redocly
 ETCD_VERSION ?= v3.6.16
 KUBE_VERSION ?= v1.37.0
 
@@ -72,8 +74,9 @@ verify: manifests generate ## Fail when generated files, go.mod or formatting dr
 
 # helm: test/install renders and lints the chart with bin/helm; promtool: test/alerts runs the
 # alert rules' unit tests with bin/promtool (both fail without them when CI=true).
+# lint-openapi: Redocly CLI lints the OpenAPI document.
 .PHONY: test
-test: verify vet controlplane helm promtool ## Run every test: unit, envtest integration, install path (Helm, kustomize), fuzz seeds.
+test: verify vet lint-openapi controlplane helm promtool ## Run every test: unit, envtest integration, install path (Helm, kustomize), fuzz seeds.
 	go test $(GOFLAGS_TEST) $(DEV_TAGS) ./... -coverprofile cover.out
 
 # How long `make fuzz` runs each fuzz target, and flags for `go test -fuzz` (e.g. -parallel 2).
@@ -163,6 +166,16 @@ helm-lint: $(HELM) ## Lint and render the Helm chart (default values and every c
 		$(HELM) template paygate charts/paygate --namespace paygate-system -f $$f > /dev/null || exit 1; \
 	done
 
+# The OpenAPI document the API serves must pass Redocly CLI's recommended rules with every warning
+# an error (redocly.yaml). Without bin/redocly (no npm, no root) it skips, and fails when CI=true.
+.PHONY: lint-openapi
+lint-openapi: redocly ## Lint apiserver/openapi.json with Redocly CLI (recommended rules, warnings are errors; redocly.yaml).
+	@if [ ! -x $(REDOCLY) ]; then \
+		if [ "$$CI" = true ]; then echo "lint-openapi: $(REDOCLY) is missing (hack/install-redocly.sh)"; exit 1; fi; \
+		echo "lint-openapi: SKIPPED: $(REDOCLY) is missing (hack/install-redocly.sh)"; exit 0; \
+	fi; \
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true $(REDOCLY) lint --config redocly.yaml apiserver/openapi.json
+
 .PHONY: alerts-test
 alerts-test: helm promtool ## Check and unit-test the alert rules (promtool) and the Grafana dashboard's queries.
 	go test -count=1 ./test/alerts/
@@ -226,3 +239,7 @@ $(PROMTOOL):
 controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.
 $(CONTROLLER_GEN):
 	GOBIN=$(LOCALBIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
+
+.PHONY: redocly
+redocly: ## Install Redocly CLI (the OpenAPI linter) into bin/redocly (hack/install-redocly.sh; npm).
+	LOCALBIN=$(LOCALBIN) hack/install-redocly.sh
