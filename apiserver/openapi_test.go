@@ -5,6 +5,8 @@ package apiserver
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -63,6 +65,39 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			t.Errorf("no apiKey security scheme for header %s", h)
 		}
 	}
+}
+
+// TestOpenAPINullableHasType checks, without the linter of `make lint-openapi`, an OpenAPI 3.0 rule
+// that kin-openapi lets pass: `nullable` means something only beside a `type` in the same schema
+// (a nullable anyOf or oneOf goes on each of its typed branches).
+func TestOpenAPINullableHasType(t *testing.T) {
+	var doc any
+	if err := json.Unmarshal(openAPIDocument, &doc); err != nil {
+		t.Fatal(err)
+	}
+	pointer := strings.NewReplacer("~", "~0", "/", "~1")
+	var walk func(v any, at string)
+	walk = func(v any, at string) {
+		switch v := v.(type) {
+		case map[string]any:
+			if nullable, _ := v["nullable"].(bool); nullable {
+				if _, typed := v["type"]; !typed {
+					t.Errorf("%s: nullable without type", at)
+				}
+			}
+			for k, child := range v {
+				if k == "example" || k == "examples" {
+					continue // data, not schemas
+				}
+				walk(child, at+"/"+pointer.Replace(k))
+			}
+		case []any:
+			for i, child := range v {
+				walk(child, fmt.Sprintf("%s/%d", at, i))
+			}
+		}
+	}
+	walk(doc, "#")
 }
 
 var (
