@@ -28,6 +28,7 @@ import (
 // +kubebuilder:rbac:groups=paygate.dev,resources=consoleauditrecords,verbs=get;list;create
 // +kubebuilder:rbac:groups=paygate.dev,resources=webhookdeliveries,verbs=get
 // +kubebuilder:rbac:groups=paygate.dev,resources=gatewayselections,verbs=create;update
+// +kubebuilder:rbac:groups=paygate.dev,resources=merchantchanges,verbs=get;create;delete
 
 // The console's credentials Secrets are written only in the apiserver's own namespace, by a Role
 // written by hand (config/rbac/apiserver/console_secrets_role.yaml, the chart's

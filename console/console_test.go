@@ -54,7 +54,8 @@ func TestEveryTextInBothLanguages(t *testing.T) {
 	for _, key := range []string{"wrongPassword", "locked", "tooManyAttempts", "wrongCode", "passwordsDiffer", "passwordTooShort",
 		"passwordTooLong", "passwordWeak", "invitationInvalid", "crossOrigin", "notFound", "signInAgain",
 		"unavailable", "serverError", "notYourRole", "filterRefused", "inviteInvalid", "noSuchUser", "lastOwner", "tlCreated", "tlPushSent", "tlPushAnswered", "tlSettled", "tlWebhook",
-		"status-pending", "status-success", "status-failed", "refundInvalid", "managedElsewhere", "gatewaysNone", "gatewaysInvalid", "payoutInvalid"} {
+		"status-pending", "status-success", "status-failed", "refundInvalid", "managedElsewhere", "gatewaysNone", "gatewaysInvalid", "payoutInvalid",
+		"changeInvalid", "productionNotApproved", "noWebhookURL", "redeliverSinceInvalid"} {
 		if texts["en"][key] == "" {
 			t.Errorf("message key %q, used in Go, has no text", key)
 		}
@@ -86,7 +87,10 @@ func TestPagesRender(t *testing.T) {
 			Filters: []filter{{Name: "status", Label: "filterStatus", Options: []option{{Value: "failed", Label: "Failed"}}}},
 			Columns: []string{"colID", "colAmount"}, Numeric: map[int]bool{1: true}, Rows: [][]cell{{{Text: "po_1"}, {Text: "10.00 TZS"}}}, Total: 1}},
 		"settings": {p: p, Settings: &settingsView{Credentials: []credentialRow{{Environment: "sandbox", BusinessID: "b", APIKey: mask("sb_pk_0123456789abcdef"), Issued: true}},
-			Gateways: []gatewayRow{{Code: "mpesa", Name: "M-Pesa", Currency: "TZS"}}}},
+			Gateways: []gatewayRow{{Code: "mpesa", Name: "M-Pesa", Currency: "TZS"}}, WebhookSandbox: "https://hooks.duka.example/x",
+			WebhookSecretPendingSince: time.Unix(1, 0), FormKey: "console-k", Overlaps: overlapChoices, ShowRedelivered: true, ErrorKey: "changeInvalid"}},
+		"change": {p: p, Change: &changeView{Name: "console-1", Action: "rotate-credentials", Env: "sandbox", Phase: "Applied", Message: "Done.",
+			Revealed: &revealedView{BusinessID: "b", APIKey: "test_pk_1", APISecret: "test_sk_1"}}},
 		"webhook": deliveryTestView(p),
 		"payout": {p: p, Env: paygatev1.EnvironmentSandbox, Payout: &payoutView{Amount: "5000", Currency: "TZS", Currencies: []string{"TZS"},
 			Quote: &payoutQuote{Amount: "5000.00", Fee: "550.00", Payable: "4450.00", Currency: "TZS"}, Destination: "+255712345678", Key: "console-k", Error: "x"}},

@@ -48,6 +48,7 @@ type view struct {
 	Table    *table
 	Delivery *deliveryView
 	Settings *settingsView
+	Change   *changeView
 	Gateways *gatewaysView
 	Payout   *payoutView
 	People   []paygatev1.ConsoleUser
@@ -169,7 +170,7 @@ func parsePages() map[string]*template.Template {
 	base := template.Must(template.ParseFS(assets, "templates/layout.html"))
 	pages := map[string]*template.Template{}
 	for _, name := range []string{"sign-in", "invite", "second-factor", "enrol", "recovery-codes", "overview",
-		"payments", "payment", "audit", "error", "list", "settings", "people", "webhook", "gateways", "payout"} {
+		"payments", "payment", "audit", "error", "list", "settings", "people", "webhook", "gateways", "payout", "change"} {
 		pages[name] = template.Must(template.Must(base.Clone()).ParseFS(assets, "templates/"+name+".html"))
 	}
 	return pages
@@ -196,3 +197,6 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, pag
 
 // Statuses are the payment statuses a list filters by.
 func (v *view) Statuses() []string { return []string{"pending", "success", "failed"} }
+
+// Envs are the environments, in the order pages list them.
+func (v *view) Envs() []string { return []string{string(paygatev1.EnvironmentSandbox), string(paygatev1.EnvironmentProduction)} }

@@ -6,6 +6,7 @@ package console
 import (
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +46,19 @@ type settingsView struct {
 	AllowedRedirectDomains    string
 	AllowedWebhookDomains     string
 	SettlementNumber, Status  string
+
+	// The forms that ask for changes (changes.go): their idempotency key, whether production
+	// credentials may be rotated, who manages the configuration ("" when the console may change
+	// the webhook URLs), the overlaps offered.
+	FormKey            string
+	ProductionApproved bool
+	ManagedBy          string
+	Overlaps           []string
+	// ErrorKey (a text's key) or Error (the API's words): why a form was refused. Redelivered:
+	// how many failed deliveries a redelivery form sent again, shown when ShowRedelivered.
+	ErrorKey, Error string
+	ShowRedelivered bool
+	Redelivered     int
 }
 
 // mask shows a key's first 7 and last 4 characters, nothing in between.
@@ -58,6 +72,15 @@ func mask(key string) string {
 // settings shows the integration's settings to owners and developers: credentials masked, the
 // webhook URLs and format, the gateways in use. Nothing secret is on the page.
 func (c *Console) settings(w http.ResponseWriter, r *http.Request) {
+	sv := &settingsView{}
+	if n, err := strconv.Atoi(r.URL.Query().Get("redelivered")); err == nil && n >= 0 {
+		sv.ShowRedelivered, sv.Redelivered = true, n
+	}
+	c.renderSettings(w, r, http.StatusOK, sv)
+}
+
+// renderSettings renders the settings page with status and the form state in form.
+func (c *Console) renderSettings(w http.ResponseWriter, r *http.Request, status int, form *settingsView) {
 	ctx, p := r.Context(), principalFrom(r)
 	m := p.merchant
 	sv := &settingsView{WebhookSandbox: m.Spec.WebhookURLs.Sandbox, WebhookProduction: m.Spec.WebhookURLs.Production,
@@ -95,7 +118,9 @@ func (c *Console) settings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sv.Gateways, sv.Selected = gws, selected
-	c.render(w, r, http.StatusOK, "settings", &view{p: p, Settings: sv})
+	sv.FormKey, sv.ProductionApproved, sv.ManagedBy, sv.Overlaps = newFormKey(), m.Spec.BusinessStatus == paygatev1.BusinessApproved, managedBy(m), overlapChoices
+	sv.ErrorKey, sv.Error, sv.ShowRedelivered, sv.Redelivered = form.ErrorKey, form.Error, form.ShowRedelivered, form.Redelivered
+	c.render(w, r, status, "settings", &view{p: p, Settings: sv})
 }
 
 func joinDomains(ds []paygatev1.DomainName) string {

@@ -6,7 +6,10 @@ package console
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -297,4 +300,69 @@ func indented(payload string) string {
 		return payload
 	}
 	return b.String()
+}
+
+// maxRedeliverFailed bounds how many deliveries one "send again every failed delivery" form
+// sends again; a larger backlog takes another form (or the events API).
+const maxRedeliverFailed = 500
+
+// redeliverFailed sends again every failed (abandoned) delivery of env created since the form's
+// time, newest first, at most maxRedeliverFailed, each through the merchant API's redelivery with
+// an idempotency key of the form and the event: the form sent twice sends each event once.
+func (c *Console) redeliverFailed(w http.ResponseWriter, r *http.Request) {
+	ctx, p := r.Context(), principalFrom(r)
+	env, key := paygatev1.Environment(r.PostFormValue("env")), r.PostFormValue("key")
+	since, err := time.Parse("2006-01-02T15:04", r.PostFormValue("since"))
+	if err != nil {
+		since, err = time.Parse(time.DateOnly, r.PostFormValue("since"))
+	}
+	if (env != paygatev1.EnvironmentSandbox && env != paygatev1.EnvironmentProduction) || !formKeyPattern.MatchString(key) ||
+		err != nil || since.After(c.opts.Clock.Now()) {
+		c.renderSettings(w, r, http.StatusUnprocessableEntity, &settingsView{ErrorKey: "redeliverSinceInvalid"})
+		return
+	}
+	// The ids first: a delivery sent again leaves the failed filter, which would shift the pages.
+	var ids []string
+	for offset := 0; len(ids) < maxRedeliverFailed; offset += 100 {
+		page, _, err := c.opts.Records.ListWebhookDeliveries(ctx, p.merchant, env, DeliveryFilter{Phase: paygatev1.DeliveryAbandoned}, 100, offset)
+		if err != nil {
+			c.serverError(w, r, "Listing failed webhook deliveries", err)
+			return
+		}
+		older := false
+		for _, d := range page {
+			if d.CreationTimestamp.Time.Before(since) {
+				older = true
+				break
+			}
+			if len(ids) < maxRedeliverFailed {
+				ids = append(ids, d.Spec.EventID)
+			}
+		}
+		if older || len(page) < 100 {
+			break
+		}
+	}
+	sent, refused := 0, 0
+	for _, id := range ids {
+		status, _, err := c.opts.Records.APIWrite(ctx, p.merchant, env, APIRedeliver, id, nil, eventFormKey(key, id))
+		if err != nil {
+			c.serverError(w, r, "Redelivering a webhook event", err)
+			return
+		}
+		if status == http.StatusAccepted || status == http.StatusOK {
+			sent++
+		} else {
+			refused++ // archived meanwhile (EVENT_ARCHIVED), or already pending again
+		}
+	}
+	c.audit(ctx, r, p.user, "redeliver-failed", fmt.Sprintf("%s since %s", env, since.Format(time.RFC3339)), paygatev1.ConsoleAuditSuccess,
+		fmt.Sprintf("%d sent again, %d refused", sent, refused))
+	http.Redirect(w, r, fmt.Sprintf("%s/settings?redelivered=%d", Prefix, sent), http.StatusSeeOther)
+}
+
+// eventFormKey is the idempotency key of one event's redelivery asked by the form with key.
+func eventFormKey(key, eventID string) string {
+	sum := sha256.Sum256([]byte(key + "\x00" + eventID))
+	return "console-" + base64.RawURLEncoding.EncodeToString(sum[:])[:40]
 }
