@@ -199,4 +199,6 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, pag
 func (v *view) Statuses() []string { return []string{"pending", "success", "failed"} }
 
 // Envs are the environments, in the order pages list them.
-func (v *view) Envs() []string { return []string{string(paygatev1.EnvironmentSandbox), string(paygatev1.EnvironmentProduction)} }
+func (v *view) Envs() []string {
+	return []string{string(paygatev1.EnvironmentSandbox), string(paygatev1.EnvironmentProduction)}
+}
