@@ -33,6 +33,7 @@ const (
 	ReasonInvalidWebhookURL      = "InvalidWebhookURL"
 	ReasonNoWebhookURL           = "NoWebhookURL"
 	ReasonNoOverlap              = "NoOverlap"
+	ReasonWebhookURLChanged      = "WebhookURLChanged"
 	merchantChangeControllerName = "merchant-change-controller"
 )
 
@@ -337,7 +338,7 @@ func (r *MerchantChangeReconciler) setWebhookURL(ctx context.Context, m *paygate
 			}
 			return answer{}, fmt.Errorf("setting the %s webhook URL of merchant %s: %w", env, m.Name, err)
 		}
-		r.Recorder.Eventf(m, change, corev1.EventTypeNormal, "WebhookURLChanged", "SetWebhookURL",
+		r.Recorder.Eventf(m, change, corev1.EventTypeNormal, ReasonWebhookURLChanged, "SetWebhookURL",
 			"%s set the %s default webhook URL (MerchantChange %s)", requester(change), env, change.Name)
 	}
 	if u == "" {
