@@ -52,6 +52,14 @@ const (
 	maxEventLimit     = 100
 	// eventPayloadReads bounds the concurrent live reads of a page's payloads.
 	eventPayloadReads = 8
+	// eventSettle is how old an event must be to be listed. Events are ordered by their creation
+	// second and then by name, and an event reaches this replica's cache a moment after it is
+	// created: without the wait, a page read in the second an event is created could end with a
+	// cursor that sorts after an event of the same second not yet seen, or after a slightly older
+	// one still on its way, and the next page would pass over it. Every event of a second is in
+	// the cache long before the second is eventSettle old, so a cursor never passes an event that
+	// can still appear before it.
+	eventSettle = 5 * time.Second
 	// eventIDIndex is the apiserver's index of the WebhookDelivery informer's store by
 	// namespace and spec.eventID (eventIDKey).
 	eventIDIndex = "paygate.dev/event-id"
@@ -226,11 +234,20 @@ func (s *Server) eventsPage(ctx context.Context, c *caller, eventType string, cu
 		}
 		live = slices.DeleteFunc(live, func(d paygatev1.WebhookDelivery) bool { return archivedUIDs[string(d.UID)] })
 	}
-	page := mergeEvents(live, archived, limit+1)
+	page := settled(mergeEvents(live, archived, limit+1), s.opts.Clock.Now().Add(-eventSettle))
 	if len(page) > limit {
 		return page[:limit], true, nil
 	}
 	return page, false, nil
+}
+
+// settled is the start of page (in eventOrder) created before cutoff: the events a cursor may
+// pass (eventSettle). The ones after wait for a later page.
+func settled(page []paygatev1.WebhookDelivery, cutoff time.Time) []paygatev1.WebhookDelivery {
+	if i := slices.IndexFunc(page, func(d paygatev1.WebhookDelivery) bool { return !d.CreationTimestamp.Time.Before(cutoff) }); i >= 0 {
+		return page[:i]
+	}
+	return page
 }
 
 // eventByID finds the caller's delivery of an event id: live (the cache's eventIDIndex, then

@@ -18,6 +18,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	testingclock "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -175,6 +176,11 @@ func newEventWorld(t testing.TB, seed uint64, indexed bool) *eventWorld {
 
 // create makes one event; most are duka's in sandbox, many in the same second.
 func (w *eventWorld) create(span int) *paygatev1.WebhookDelivery {
+	return w.createAt(w.r.IntN(span))
+}
+
+// createAt makes one event created sec seconds after harnessBase.
+func (w *eventWorld) createAt(sec int) *paygatev1.WebhookDelivery {
 	w.n++
 	merchant, env := "duka", paygatev1.EnvironmentSandbox
 	switch w.r.IntN(w.spread) {
@@ -187,7 +193,7 @@ func (w *eventWorld) create(span int) *paygatev1.WebhookDelivery {
 	name := fmt.Sprintf("whd-%x%020d", w.r.IntN(1<<16), w.n)
 	d := &paygatev1.WebhookDelivery{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name,
 		UID:               types.UID(fmt.Sprintf("%08d-0000-4000-8000-%012d", w.n, w.r.IntN(1e6))),
-		CreationTimestamp: metav1.NewTime(harnessBase.Add(time.Duration(w.r.IntN(span)) * time.Second)),
+		CreationTimestamp: metav1.NewTime(harnessBase.Add(time.Duration(sec) * time.Second)),
 		Labels:            map[string]string{paygatev1.LabelMerchant: merchant, paygatev1.LabelEnvironment: string(env)}},
 		Spec: paygatev1.WebhookDeliverySpec{EventID: "evt_" + strings.TrimPrefix(name, "whd-"), EventType: pick(w.r, harnessEventTypes),
 			MerchantRef: paygatev1.MerchantReference{Name: merchant}, Environment: env, URL: "https://duka.example/hooks",
@@ -389,6 +395,65 @@ func TestEventsPagesMatchTheBruteForceOrder(t *testing.T) {
 				check(fmt.Sprintf("round %d changed", round))
 			}
 		})
+	}
+}
+
+// TestEventsWaitToSettle: a poller reading in the second events are being created does not move
+// its cursor past an event of that second that arrives after the read (events of a second are
+// ordered by name, not by arrival): the list holds events back until they are eventSettle old.
+func TestEventsWaitToSettle(t *testing.T) {
+	w := newEventWorld(t, 11, true)
+	w.spread = 1 << 20 // every event is duka's, in sandbox
+	clk := testingclock.NewFakeClock(harnessBase.Add(10*time.Second + 500*time.Millisecond))
+	w.s.opts.Clock = clk
+	for range 60 {
+		w.create(11) // seconds 0 to 10; the clock is in second 10
+	}
+	seen := map[string]bool{}
+	var order []string
+	after := ""
+	poll := func() {
+		t.Helper()
+		for range 100 {
+			q := "limit=5"
+			if after != "" {
+				q += "&after=" + after
+			}
+			code, page := w.get(q)
+			if code != http.StatusOK {
+				t.Fatalf("%s: %d", q, code)
+			}
+			for _, e := range page.Data {
+				if seen[e.ID] {
+					t.Fatalf("%s listed twice", e.ID)
+				}
+				seen[e.ID] = true
+				order = append(order, e.ID)
+			}
+			if page.Pagination.NextAfter != nil {
+				after = *page.Pagination.NextAfter
+			}
+			if !page.Pagination.HasMore {
+				return
+			}
+		}
+		t.Fatal("no end of the list")
+	}
+	poll()
+	for _, d := range w.expected("") {
+		young := !d.CreationTimestamp.Time.Before(clk.Now().Add(-eventSettle))
+		if seen[d.Spec.EventID] == young {
+			t.Errorf("%s created %s: listed %v at %s", d.Spec.EventID, d.CreationTimestamp.Format(time.TimeOnly), seen[d.Spec.EventID], clk.Now().Format(time.TimeOnly))
+		}
+	}
+	// More events of second 10 reach the cache after that read, their names anywhere in the order.
+	for range 20 {
+		w.createAt(10)
+	}
+	clk.Step(20 * time.Second)
+	poll()
+	if want := ids(w.expected("")); !slices.Equal(order, want) {
+		t.Fatalf("read %d events %v,\nwant %d %v", len(order), order, len(want), want)
 	}
 }
 
