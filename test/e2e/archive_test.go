@@ -4,8 +4,6 @@
 package e2e_test
 
 import (
-	"context"
-	"crypto/rand"
 	"fmt"
 	"net/http"
 	"time"
@@ -14,41 +12,20 @@ import (
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
-	"github.com/paygate/paygate/apiserver"
-	"github.com/paygate/paygate/internal/archive"
-	"github.com/paygate/paygate/internal/pgtest"
 	"github.com/paygate/paygate/pkg/paygate"
 )
 
 var _ = Describe("Archived records", func() {
 	It("are served over HTTP exactly as they were live, and their ref_trx stays taken", func() {
 		By("starting PostgreSQL, migrating the archive, and an apiserver replica that reads through it")
-		pg := pgtest.Start(GinkgoTB())
-		dsn, err := pg.NewDatabase(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		store, err := archive.Open(ctx, dsn, archive.Options{MaxConns: 4, ApplicationName: "paygate-e2e"})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(store.Close)
-		Expect(store.Migrate(ctx)).To(Succeed())
-		replicaCtx, stopReplica := context.WithCancel(ctx)
-		key := make([]byte, 32)
-		_, _ = rand.Read(key)
-		replica, done, err := apiserver.Start(replicaCtx, env.Config, "127.0.0.1:0", apiserver.Options{
-			CheckoutKey: key, PublicURL: "http://checkout.paygate.test", Archive: store, Log: logf.Log.WithName("apiserver-archive"),
-		})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() {
-			stopReplica()
-			Eventually(done).Should(Receive(BeNil()))
-		})
+		store, replicaURL := archiveReplica("apiserver-archive")
 
 		ns := newNamespace()
 		createGateway("TZS")
 		duka := createMerchant(ns, "duka")
-		c := clientAt("http://"+replica.Listener.Addr().String(), duka.merchant, paygatev1.EnvironmentSandbox)
+		c := clientAt(replicaURL, duka.merchant, paygatev1.EnvironmentSandbox)
 
 		By("settling two sandbox push payments (one succeeds, one fails) and leaving one pending")
 		ref := func(s string) string { return fmt.Sprintf("archive-%d-%s", GinkgoParallelProcess(), s) }
@@ -97,7 +74,7 @@ var _ = Describe("Archived records", func() {
 		for i, trx := range trxIDs[:2] {
 			Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: trx}, &settled[i])).To(Succeed())
 		}
-		_, err = store.ArchivePayments(ctx, settled)
+		_, err := store.ArchivePayments(ctx, settled)
 		Expect(err).NotTo(HaveOccurred())
 		sameAsBefore := func(why string) {
 			GinkgoHelper()
