@@ -3,11 +3,14 @@
 
 // Package docs_test keeps the documentation true: it reads README.md and docs/*.md when it runs
 // and checks what they say against the code. The names they give (Kubernetes Event reasons,
-// metrics, flags, environment variables) must exist; their Go examples must compile and run;
-// the JSON they show must match the OpenAPI document. Nothing the documents show is copied here:
-// change a document and these tests check the new text. The hack/paygate-curl.sh lines of
-// README.md and docs/api.md run against the real stack in the end-to-end suite
-// (test/e2e/docs_test.go), with the helpers of this package's sibling, test/docs/markdown.
+// metrics, flags, environment variables) must exist; their Go blocks must build, and the ones
+// that can run here run (docs/api.md's sign on its worked example, the webhook receiver of
+// docs/webhooks-receiver.md on the document's payloads); the JSON of docs/api.md must match the
+// OpenAPI document. Nothing the documents show is copied here: change a document and these tests
+// check the new text. What needs the real stack runs in the end-to-end suite
+// (test/e2e/docs_test.go): every hack/paygate-curl.sh line of README.md and docs/api.md, the
+// README's Go calls, and docs/api.md's examples compared with the real answers. Both read the
+// documents with test/docs/markdown and build Go blocks with test/docs/goexample.
 package docs_test
 
 import (

@@ -11,7 +11,8 @@
 //   - statements: the body of a function, as a README shows a few calls; they run in main with a
 //     ctx (context.Context) defined, every statement that assigns err is followed by a check that
 //     stops the program with the error and the document's line, and the variables the block
-//     declares are printed at the end as one JSON object, so the test can look at the results.
+//     declares are printed at the end as one JSON object (a value JSON cannot encode as its
+//     type), so the test can look at the results.
 //
 // The imports of declarations and statements are found by name: the standard library's
 // packages, the module's packages, and the names the module's own code imports them as
@@ -189,7 +190,7 @@ func (e *Example) Write(dir string, r *Resolver, extra map[string]string) error 
 }
 
 // harnessImports are the packages the harness itself uses.
-var harnessImports = map[string]string{"context": "context", "json": "encoding/json", "log": "log", "os": "os", "time": "time"}
+var harnessImports = map[string]string{"context": "context", "fmt": "fmt", "json": "encoding/json", "log": "log", "os": "os", "time": "time"}
 
 // harness writes statements into main: ctx, the block with an err check after every statement
 // that assigns err, and the block's variables printed as JSON.
@@ -229,7 +230,13 @@ func (e *Example) harness(r *Resolver) (string, error) {
 	b.WriteString(e.lineDirective())
 	b.WriteString(body)
 	b.WriteString("\n//line harness.go:1\n")
-	b.WriteString("\t\tif err := json.NewEncoder(os.Stdout).Encode(map[string]any{" + strings.Join(vars, ", ") + "}); err != nil {\n")
+	// A value JSON cannot encode (a client with its functions) is printed as its type.
+	b.WriteString("\t\tharnessOut := map[string]json.RawMessage{}\n")
+	b.WriteString("\t\tfor name, v := range map[string]any{" + strings.Join(vars, ", ") + "} {\n")
+	b.WriteString("\t\t\tdata, err := json.Marshal(v)\n")
+	b.WriteString("\t\t\tif err != nil {\n\t\t\t\tdata, _ = json.Marshal(fmt.Sprintf(\"%T\", v))\n\t\t\t}\n")
+	b.WriteString("\t\t\tharnessOut[name] = data\n\t\t}\n")
+	b.WriteString("\t\tif err := json.NewEncoder(os.Stdout).Encode(harnessOut); err != nil {\n")
 	b.WriteString("\t\t\tlog.Fatal(err)\n\t\t}\n\t}\n}\n")
 	return b.String(), nil
 }

@@ -106,6 +106,11 @@ func (s Shape) Add(prefix string, v any) {
 			s[prefix] = map[string]bool{}
 		}
 		s[prefix][t] = true
+		if str, ok := v.(string); ok {
+			if k := StringKind(str); k != "" {
+				s[prefix]["string:"+k] = true
+			}
+		}
 	}
 	switch v := v.(type) {
 	case map[string]any:
@@ -124,6 +129,51 @@ func (s Shape) Add(prefix string, v any) {
 			s.Add(prefix+"[]", x)
 		}
 	}
+}
+
+var (
+	timestampZ      = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$`)
+	timestampOffset = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?[+-]\d\d:\d\d$`)
+	prefixedID      = regexp.MustCompile(`^([a-z]{2,4}[_-])([a-z0-9]{8,})$`)
+	uuid            = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	base32Chars     = regexp.MustCompile(`^[a-z2-7]+$`)
+	hexChars        = regexp.MustCompile(`^[0-9a-f]+$`)
+)
+
+// StringKind names the form of a string a document and a server must agree on: a timestamp
+// with Z or with an offset (and its fraction's digits), a UUID, or a prefixed id with its
+// length and alphabet ("evt_ 24 base32"); "" for other strings.
+func StringKind(s string) string {
+	frac := func() int {
+		_, after, ok := strings.Cut(s, ".")
+		if !ok {
+			return 0
+		}
+		n := 0
+		for n < len(after) && after[n] >= '0' && after[n] <= '9' {
+			n++
+		}
+		return n
+	}
+	switch {
+	case timestampZ.MatchString(s):
+		return fmt.Sprintf("timestamp with %d fraction digits and Z", frac())
+	case timestampOffset.MatchString(s):
+		return fmt.Sprintf("timestamp with %d fraction digits and an offset", frac())
+	case uuid.MatchString(s):
+		return "uuid"
+	}
+	if m := prefixedID.FindStringSubmatch(s); m != nil {
+		alphabet := "alphanumeric"
+		switch {
+		case base32Chars.MatchString(m[2]):
+			alphabet = "base32"
+		case hexChars.MatchString(m[2]):
+			alphabet = "hex"
+		}
+		return fmt.Sprintf("id %s and %d %s characters", m[1], len(m[2]), alphabet)
+	}
+	return ""
 }
 
 // ShapeOf is the shape of one value.
@@ -151,7 +201,8 @@ type Mismatch struct {
 
 // CompareShapes compares a document's example with the shape of real answers: each field the
 // example shows that the answers have must have one of their types (null on either side is a
-// value not there yet, not a type: a pending payment's null fee is a number later). It returns
+// value not there yet, not a type: a pending payment's null fee is a number later), and a string
+// of a StringKind must have a kind the answers' strings have. It returns
 // the mismatches and the example's fields no answer had.
 func CompareShapes(example, real Shape) (mismatches []Mismatch, unseen []string) {
 	for _, p := range example.Paths() {
@@ -165,7 +216,7 @@ func CompareShapes(example, real Shape) (mismatches []Mismatch, unseen []string)
 		}
 		for t := range example[p] {
 			if t != "null" && !got[t] {
-				mismatches = append(mismatches, Mismatch{Path: p, Doc: t, Real: strings.Join(keys(got), "|")})
+				mismatches = append(mismatches, Mismatch{Path: p, Doc: t, Real: strings.Join(keys(got), " | ")})
 			}
 		}
 	}
