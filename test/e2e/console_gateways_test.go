@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -93,21 +92,9 @@ var _ = Describe("The merchant console's gateway controls", func() {
 		Expect(sels.Items[0].Spec.Gateways).To(Equal([]paygatev1.GatewayCode{second.Code()}))
 
 		By("the page in a real browser, accessibly")
-		chromium := chromiumPath()
-		if chromium == "" {
-			if os.Getenv("CI") != "" {
-				Fail("Chromium is not installed: .ci/run installs Debian's chromium package")
-			}
-			Skip("Chromium is not installed (apt-get install chromium); the browser tests run in CI")
-		}
 		outDir := filepath.Join("..", "output", "console")
 		Expect(os.MkdirAll(outDir, 0o755)).To(Succeed())
-		tab := browser(chromium, 1280, 900)
-		// The owner's session (signed in with the second factor above), handed to the browser.
-		base, _ := url.Parse(baseURL)
-		for _, ck := range owner.http.Jar.Cookies(base) {
-			Expect(chromedp.Run(tab, network.SetCookie(ck.Name, ck.Value).WithURL(baseURL).WithHTTPOnly(true))).To(Succeed())
-		}
+		tab := browserAs(owner) // the owner's session, signed in with the second factor above
 		Expect(chromedp.Run(tab,
 			chromedp.Navigate(baseURL+"/console/"),
 			chromedp.WaitVisible(`nav.nav`, chromedp.ByQuery),
