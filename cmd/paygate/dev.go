@@ -27,7 +27,6 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 	"github.com/paygate/paygate/apiserver"
@@ -86,6 +85,8 @@ func runDev(args []string) int {
 	clean := fs.Bool("clean", false, "Start from nothing: remove the etcd data and the archive database kept in --state-dir first.")
 	var opts managerOptions
 	opts.bindFlags(fs, "0", "0")
+	devLogDefaults(&opts.zapOptions) // readable lines; the --zap-* flags override (dev_log.go)
+	logFramework := fs.Bool("log-framework", false, "Also show the framework's (controller-runtime's) info messages, such as its start-up lines; without it they are debug messages (--zap-log-level=debug).")
 	var api apiserverOptions
 	api.bindFlags(fs, "127.0.0.1:8443")
 	// A development session archives what settled a few minutes ago, so that the archive is seen
@@ -100,7 +101,7 @@ func runDev(args []string) int {
 	// The demo merchants' sandbox webhooks go to a receiver on this machine.
 	opts.webhookAllowPrivate = true
 	opts.brandWord = api.brandWord // one brand for the API and the webhooks
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.zapOptions)))
+	ctrl.SetLogger(newDevLogger(opts.zapOptions, *logFramework))
 	log := ctrl.Log.WithName("dev")
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

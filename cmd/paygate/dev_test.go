@@ -236,11 +236,12 @@ func TestDevCommand(t *testing.T) {
 	}
 }
 
-// apiserverLoggedCallback reports whether the apiserver logged a provider callback naming trxID.
+// apiserverLoggedCallback reports whether the apiserver logged a provider callback naming trxID
+// (the dev logger's console lines: time, level, logger, message, values, tab-separated).
 func apiserverLoggedCallback(path, trxID string) bool {
 	b, _ := os.ReadFile(path)
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.Contains(line, `"logger":"apiserver"`) && strings.Contains(strings.ToLower(line), "callback") && strings.Contains(line, trxID) {
+		if strings.Contains(line, "\tapiserver\t") && strings.Contains(strings.ToLower(line), "callback") && strings.Contains(line, trxID) {
 			return true
 		}
 	}
@@ -276,7 +277,7 @@ func logDevOutput(t *testing.T, path string) {
 	}
 	var keep []string
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(line, `{"level":"info"`) {
+		if strings.Contains(line, "\tINFO\t") {
 			continue
 		}
 		keep = append(keep, line)
