@@ -212,7 +212,8 @@ func dev(ctx context.Context, assets, stateDir string, opts managerOptions, api 
 		return err
 	}
 	credsFile, _ := filepath.Abs(filepath.Join(stateDir, "credentials.env"))
-	if err := writeCredentials(ctx, c, merchants, credsFile, baseURL, owner); err != nil {
+	creds := &credentialsFile{c: c, path: credsFile, baseURL: baseURL, owner: owner}
+	if _, err := creds.refresh(ctx); err != nil {
 		return err
 	}
 	if err := startDemoReceiver(ctx, c, merchants); err != nil {
@@ -225,6 +226,14 @@ func dev(ctx context.Context, assets, stateDir string, opts managerOptions, api 
 	printWelcome(kubeconfig, credsFile, baseURL, merchants, simulated, owner)
 	printProviderGateways(fakes.Demo, providerGateways)
 	fmt.Println("\nPress Ctrl-C to stop everything.")
+	// credentials.env follows the credentials while this runs (dev_credentials.go).
+	credsCtx, stopCreds := context.WithCancel(ctx)
+	credsDone := make(chan struct{})
+	go func() {
+		defer close(credsDone)
+		creds.keepFresh(credsCtx, os.Stdout, ctrl.Log.WithName("dev"))
+	}()
+	defer func() { stopCreds(); <-credsDone }()
 	defer func() { retErr = errors.Join(retErr, <-apiDone) }()
 
 	select {
@@ -263,8 +272,6 @@ func waitForMerchantsReady(ctx context.Context, c client.Client, timeout time.Du
 	}
 }
 
-// writeCredentials writes the demo merchants' credentials as a file a shell can source (mode
-// 0600). The first approved merchant's sandbox set is also exported as PAYGATE_*.
 // demoConsoleOwner makes the console owner of the first approved demo merchant (a new password
 // and TOTP secret at each start; docs/console.md).
 func demoConsoleOwner(ctx context.Context, c client.Client, merchants []paygatev1.Merchant) (*console.DemoUser, error) {
@@ -278,69 +285,6 @@ func demoConsoleOwner(ctx context.Context, c client.Client, merchants []paygatev
 		}
 	}
 	return nil, nil
-}
-
-func writeCredentials(ctx context.Context, c client.Client, merchants []paygatev1.Merchant, path, baseURL string, owner *console.DemoUser) error {
-	sort.Slice(merchants, func(i, j int) bool { return merchants[i].Name < merchants[j].Name })
-	var b strings.Builder
-	b.WriteString("# Paygate demo credentials, written by `paygate dev`. Source it: . " + path + "\n")
-	b.WriteString("# These are local development secrets: never commit or share them.\n")
-	b.WriteString("export PAYGATE_BASE_URL=" + baseURL + "\n")
-	var defaults []string
-	for _, m := range merchants {
-		prefix := strings.ToUpper(strings.ReplaceAll(m.Name, "-", "_"))
-		fmt.Fprintf(&b, "\n# %s (%s/%s): business %s, merchant id %d\n", m.Spec.DisplayName, m.Namespace, m.Name, m.Spec.BusinessStatus, m.Status.ID)
-		for _, env := range paygatev1.Environments {
-			var secret corev1.Secret
-			err := c.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.SecretName(m.Name, env)}, &secret)
-			if client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("reading %s credentials of %s: %w", env, m.Name, err)
-			}
-			set, ok := credentials.SetFromData(secret.Data)
-			if err != nil || !ok {
-				fmt.Fprintf(&b, "# no %s credentials: %s\n", env, productionNote(&m))
-				continue
-			}
-			e := strings.ToUpper(string(env))
-			fmt.Fprintf(&b, "export %s_%s_MERCHANT_KEY=%s\n", prefix, e, set.BusinessID)
-			fmt.Fprintf(&b, "export %s_%s_API_KEY=%s\n", prefix, e, set.APIKey)
-			fmt.Fprintf(&b, "export %s_%s_API_SECRET=%s\n", prefix, e, set.APISecret)
-			if defaults == nil && env == paygatev1.EnvironmentSandbox && m.Spec.BusinessStatus == paygatev1.BusinessApproved {
-				defaults = []string{"PAYGATE_ENVIRONMENT=sandbox", "PAYGATE_MERCHANT_KEY=" + set.BusinessID,
-					"PAYGATE_API_KEY=" + set.APIKey, "PAYGATE_API_SECRET=" + set.APISecret}
-			}
-		}
-		var secret corev1.Secret
-		if err := c.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: credentials.WebhookSecretName(m.Name)}, &secret); err != nil {
-			return fmt.Errorf("reading the webhook signing secret of %s: %w", m.Name, err)
-		}
-		fmt.Fprintf(&b, "export %s_WEBHOOK_SECRET=%s\n", prefix, secret.Data[credentials.KeySigningSecret])
-	}
-	if owner != nil {
-		b.WriteString("\n# The merchant console (docs/console.md): sign in at PAYGATE_CONSOLE_URL; the second factor's\n")
-		b.WriteString("# current code: bin/paygate console code (reads PAYGATE_CONSOLE_TOTP_SECRET).\n")
-		b.WriteString("export PAYGATE_CONSOLE_URL=" + baseURL + "/console/\n")
-		b.WriteString("export PAYGATE_CONSOLE_EMAIL=" + owner.Email + "\n")
-		b.WriteString("export PAYGATE_CONSOLE_PASSWORD=" + owner.Password + "\n")
-		b.WriteString("export PAYGATE_CONSOLE_TOTP_SECRET=" + owner.TOTPSecret + "\n")
-	}
-	if defaults != nil {
-		b.WriteString("\n# Defaults: the first approved merchant, sandbox.\n")
-		for _, d := range defaults {
-			b.WriteString("export " + d + "\n")
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("creating %s: %w", filepath.Dir(path), err)
-	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		return fmt.Errorf("writing the credentials file: %w", err)
-	}
-	return nil
-}
-
-func productionNote(m *paygatev1.Merchant) string {
-	return fmt.Sprintf("production needs an approved business (businessStatus is %s)", m.Spec.BusinessStatus)
 }
 
 // productionSimulators are the demo gateways that simulate production payments

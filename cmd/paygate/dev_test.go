@@ -216,6 +216,34 @@ func TestDevCommand(t *testing.T) {
 		}
 	}
 
+	// Approving the pending merchant gives it production keys: credentials.env gets them while
+	// paygate dev runs, and the terminal says so.
+	var kahawa paygatev1.Merchant
+	if err := c.Get(ctx, client.ObjectKey{Namespace: devNamespace, Name: "kahawa-cafe"}, &kahawa); err != nil {
+		t.Fatal(err)
+	}
+	if kahawa.Spec.BusinessStatus == paygatev1.BusinessApproved {
+		t.Fatal("kahawa-cafe is approved already: the demo's pending merchant")
+	}
+	patch := client.MergeFrom(kahawa.DeepCopy())
+	kahawa.Spec.BusinessStatus = paygatev1.BusinessApproved
+	if err := c.Patch(ctx, &kahawa, patch); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		b, _ := os.ReadFile(filepath.Join(stateDir, "credentials.env"))
+		printed, _ := os.ReadFile(out.Name())
+		if strings.Contains(string(b), "export KAHAWA_CAFE_PRODUCTION_API_KEY=live_") &&
+			strings.Contains(string(printed), "Credentials changed (KAHAWA_CAFE_PRODUCTION_* added)") {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("credentials.env did not get kahawa-cafe's production keys:\n%s", b)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+
 	// Ctrl-C.
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
