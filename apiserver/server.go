@@ -186,6 +186,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("POST /internal/provider/callbacks/daraja/{gateway}/{token}", s.darajaCallback)
 	s.mux.HandleFunc("POST /internal/provider/callbacks/daraja/{gateway}/{token}/{kind}", s.darajaCallback)
 	s.checkoutRoutes()
+	s.mux.HandleFunc("GET "+LogoPath, s.logo) // the default site_logo (siteinfo.go)
 	s.mountConsole()
 	s.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

@@ -19,6 +19,9 @@ type SiteInfo struct {
 	BrandWord string `json:"-"`
 }
 
+// DefaultGatewayDescription is site-info's gateway_description unless the operator sets one.
+const DefaultGatewayDescription = "Mobile-money payments: hosted checkout and USSD push."
+
 func (si SiteInfo) withDefaults(publicURL string) SiteInfo {
 	if si.SiteName == "" {
 		si.SiteName = "Paygate"
@@ -27,13 +30,15 @@ func (si SiteInfo) withDefaults(publicURL string) SiteInfo {
 		si.SiteURL = publicURL
 	}
 	if si.SiteLogo == "" {
-		si.SiteLogo = si.SiteURL + "/static/logo.svg"
+		// The logo this server serves, on its public URL (not the site URL, which may be another
+		// site's).
+		si.SiteLogo = publicURL + LogoPath
 	}
 	if si.GatewayName == "" {
 		si.GatewayName = si.SiteName
 	}
 	if si.GatewayDescription == "" {
-		si.GatewayDescription = "Mobile-money payments: hosted checkout and USSD push."
+		si.GatewayDescription = DefaultGatewayDescription
 	}
 	if si.BrandWord == "" {
 		si.BrandWord = "Paygate"
@@ -59,6 +64,21 @@ func (s *Server) siteInfo(w http.ResponseWriter, _ *http.Request) {
 		"api_version":  "1.0",
 		"status":       "active",
 	})
+}
+
+// LogoPath is where the server serves its own logo, the default site_logo: under the hosted
+// checkout's assets, which every public route of the apiserver (an Ingress, docs/deploy.md)
+// already reaches.
+const LogoPath = "/checkout-assets/logo.svg"
+
+//go:embed checkout/logo.svg
+var logoSVG []byte
+
+func (s *Server) logo(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write(logoSVG)
 }
 
 //go:embed openapi.json

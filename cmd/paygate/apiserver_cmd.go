@@ -47,6 +47,8 @@ type apiserverOptions struct {
 	siteName           string
 	siteLogo           string
 	siteURL            string
+	gatewayName        string
+	gatewayDescription string
 	brandWord          string
 	readHeaderTimeout  time.Duration
 	// console, consoleIdle and consoleAbsolute are --console, --console-idle-timeout and
@@ -78,8 +80,10 @@ func (o *apiserverOptions) bindFlags(fs *flag.FlagSet, defaultAddr string) {
 	fs.StringVar(&o.trustedProxies, "trusted-proxies", "", "Comma-separated CIDRs of proxies whose X-Forwarded-For is trusted.")
 	fs.DurationVar(&o.checkoutLifetime, "checkout-lifetime", 30*time.Minute, "How long a checkout session lasts before the payment expires.")
 	fs.StringVar(&o.siteName, "site-name", "Paygate", "Site name reported by site-info.")
-	fs.StringVar(&o.siteLogo, "site-logo", "", "Logo URL reported by site-info.")
+	fs.StringVar(&o.siteLogo, "site-logo", "", "Logo URL reported by site-info (default: the logo the apiserver serves, <public-url>"+apiserver.LogoPath+").")
 	fs.StringVar(&o.siteURL, "site-url", "", "Site URL reported by site-info and used as the default redirect.")
+	fs.StringVar(&o.gatewayName, "gateway-name", "", "Gateway name reported by site-info (default: --site-name).")
+	fs.StringVar(&o.gatewayDescription, "gateway-description", "", "Gateway description reported by site-info (default: "+apiserver.DefaultGatewayDescription+").")
 	fs.StringVar(&o.brandWord, "brand-word", "Paygate", "Brand word in webhook header names (X-<brand>-Signature).")
 	fs.DurationVar(&o.readHeaderTimeout, "read-header-timeout", apiserver.DefaultReadHeaderTimeout, "How long a client may take to send a request's headers before its connection is closed.")
 	fs.BoolVar(&o.console, "console", true, "Serve the merchant console under /console.")
@@ -180,7 +184,8 @@ func (o *apiserverOptions) serverOptions() (apiserver.Options, error) {
 		CheckoutLifetime:        o.checkoutLifetime,
 		ReadHeaderTimeout:       o.readHeaderTimeout,
 		PublicURL:               strings.TrimSuffix(public, "/"),
-		Site:                    apiserver.SiteInfo{SiteName: o.siteName, SiteLogo: o.siteLogo, SiteURL: o.siteURL, BrandWord: o.brandWord},
+		Site: apiserver.SiteInfo{SiteName: o.siteName, SiteLogo: o.siteLogo, SiteURL: o.siteURL,
+			GatewayName: o.gatewayName, GatewayDescription: o.gatewayDescription, BrandWord: o.brandWord},
 		Console: apiserver.ConsoleOptions{Disabled: !o.console, IdleTimeout: o.consoleIdle, AbsoluteTimeout: o.consoleAbsolute,
 			OIDC: oidc, SecretsNamespace: o.consoleSecretsNamespace()},
 		Log: ctrl.Log.WithName("apiserver"),
