@@ -203,12 +203,14 @@ build: ## Build the production paygate binary (manager, apiserver) into bin/.
 build-dev: ## Build paygate with the local control plane (`paygate dev`) into bin/.
 	go build $(DEV_TAGS) -o $(LOCALBIN)/paygate ./cmd/paygate
 
+# `make run` builds the control plane first (hack/build-controlplane.sh says how long the first
+# build takes and shows its progress), then bin/paygate, then runs it in the foreground.
 .PHONY: run
-run: build-dev controlplane ## Start the local control plane, demo config, controllers (Ctrl-C stops all); state is kept in .paygate/dev.
+run: controlplane build-dev ## Start the local control plane, demo config, controllers in the foreground (Ctrl-C stops all); state is kept in .paygate/dev. First run ~10-30 min (builds bin/), later runs seconds.
 	$(LOCALBIN)/paygate dev --assets $(LOCALBIN) --state-dir .paygate/dev
 
 .PHONY: run-clean
-run-clean: build-dev controlplane ## Like run, but from nothing: the kept etcd data and archive database are removed first.
+run-clean: controlplane build-dev ## Like run, but from nothing: the kept etcd data and archive database are removed first.
 	$(LOCALBIN)/paygate dev --assets $(LOCALBIN) --state-dir .paygate/dev --clean
 
 .PHONY: deploy
@@ -222,8 +224,8 @@ docker-build: ## Build the container image.
 ##@ Dependencies
 
 .PHONY: controlplane
-controlplane: ## Build etcd, kube-apiserver and kube-controller-manager into bin/ (skipped when present).
-	ETCD_VERSION=$(ETCD_VERSION) KUBE_VERSION=$(KUBE_VERSION) LOCALBIN=$(LOCALBIN) hack/build-controlplane.sh
+controlplane: ## Build etcd, kube-apiserver and kube-controller-manager into bin/ with progress (skipped when present).
+	@ETCD_VERSION=$(ETCD_VERSION) KUBE_VERSION=$(KUBE_VERSION) LOCALBIN=$(LOCALBIN) hack/build-controlplane.sh
 
 .PHONY: helm
 helm: $(HELM) ## Install helm into bin/.
