@@ -48,6 +48,11 @@ func startDevArchive(ctx context.Context, stateDir string, opts managerOptions) 
 	if store, err := opts.archive.open(ctx, "paygate-dev"); err != nil || store != nil {
 		if store != nil {
 			fmt.Println("Archiving settled objects to the PostgreSQL given by --archive-dsn-file / " + EnvArchiveDSN)
+			// Before the controllers start, as below; a database that does not answer yet is left to
+			// the archiver, which retries.
+			if err := store.Migrate(ctx); err != nil {
+				fmt.Printf("Note: the archive's schema could not be migrated yet (%v); the archiver retries.\n", err)
+			}
 			return store, func() error { store.Close(); return nil }, nil
 		}
 		return nil, none, err
@@ -65,6 +70,13 @@ func startDevArchive(ctx context.Context, stateDir string, opts managerOptions) 
 	store, err := archive.Open(ctx, srv.DSN, archive.Options{MaxConns: int32(opts.archive.maxConns), ApplicationName: "paygate-dev"})
 	if err != nil {
 		return nil, none, errors.Join(err, srv.Stop())
+	}
+	// The schema is there before the controllers start: the balance controller reads the archive
+	// at once, and the archiver, which migrates too, may not have run yet (a burst of errors at
+	// start otherwise).
+	if err := store.Migrate(ctx); err != nil {
+		store.Close()
+		return nil, none, errors.Join(fmt.Errorf("migrating the archive's schema: %w", err), srv.Stop())
 	}
 	fmt.Printf("Archiving objects %s after they settle to PostgreSQL: psql '%s'\n", opts.archiveRetention.Payments, srv.DSN)
 	return store, func() error {
