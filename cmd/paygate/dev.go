@@ -324,7 +324,7 @@ Paygate is running on a local control plane.
   kubeconfig:   %s
   credentials:  %s   (source it; mode 0600)
 
-Try:
+Try, in another terminal (this one stays in the foreground and shows what Paygate does):
   export KUBECONFIG=%s
   kubectl get paygate -A
   kubectl get merchants,gateways -A
