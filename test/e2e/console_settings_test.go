@@ -170,6 +170,35 @@ var _ = Describe("The merchant console's keys and webhook settings", func() {
 			status, _, _ = c.post("/console/webhooks/redeliver-failed", url.Values{"csrf": {c.csrf()}, "key": {key}, "env": {"sandbox"}, "since": {"2026-01-01"}})
 			Expect(status).To(Equal(http.StatusForbidden), name)
 		}
+		By("a viewer cannot change anything anywhere in the console")
+		var usersBefore paygatev1.ConsoleUserList
+		Expect(k8s.List(ctx, &usersBefore, client.InNamespace(ns))).To(Succeed())
+		for path, form := range map[string]url.Values{
+			"/console/payouts/preview?env=sandbox":            {"amount": {"5000"}, "currency": {"TZS"}},
+			"/console/payouts/create?env=sandbox":             {"amount": {"5000"}, "currency": {"TZS"}, "key": {key}, "code": {"123456"}},
+			"/console/payments/trx-any/refund?env=sandbox":    {"amount": {"1000"}, "key": {key}},
+			"/console/gateways":                               {"gateway": {"any"}},
+			"/console/webhooks/whd-any/redeliver?env=sandbox": {"key": {key}},
+			"/console/people/invite":                          {"email": {"friend@shop.example"}, "role": {"owner"}},
+			"/console/people/remove":                          {"user": {"user-any"}},
+		} {
+			form.Set("csrf", viewer.csrf())
+			status, _, _ := viewer.post(path, form)
+			Expect(status).To(Equal(http.StatusForbidden), path)
+		}
+		var usersAfter paygatev1.ConsoleUserList
+		Expect(k8s.List(ctx, &usersAfter, client.InNamespace(ns))).To(Succeed())
+		Expect(usersAfter.Items).To(HaveLen(len(usersBefore.Items)), "nobody invited or removed")
+		var payouts paygatev1.PayoutList
+		Expect(k8s.List(ctx, &payouts, client.InNamespace(ns))).To(Succeed())
+		Expect(payouts.Items).To(BeEmpty())
+		var refunds paygatev1.RefundList
+		Expect(k8s.List(ctx, &refunds, client.InNamespace(ns))).To(Succeed())
+		Expect(refunds.Items).To(BeEmpty())
+		var sels paygatev1.GatewaySelectionList
+		Expect(k8s.List(ctx, &sels, client.InNamespace(ns))).To(Succeed())
+		Expect(sels.Items).To(BeEmpty())
+
 		status, _ := rotate(dev, "production")
 		Expect(status).To(Equal(http.StatusForbidden), "production keys are for approved businesses")
 		status, _, _ = dev.post("/console/settings/changes", url.Values{"key": {key}, "action": {"rotate"}, "env": {"sandbox"}, "overlap": {"24h"}})
