@@ -22,6 +22,7 @@ import (
 	"github.com/paygate/paygate/pkg/paygate/signing"
 	"github.com/paygate/paygate/test/docs/goexample"
 	"github.com/paygate/paygate/test/docs/markdown"
+	"github.com/paygate/paygate/test/testenv"
 )
 
 // exampleDir makes a directory inside the module for example programs, removed after the test.
@@ -422,20 +423,4 @@ func waitListening(t *testing.T, port int, logs *syncBuffer) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a process's output and the test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testenv.SyncBuffer

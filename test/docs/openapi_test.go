@@ -6,9 +6,11 @@ package docs_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -261,7 +263,7 @@ func checkSchema(v any, ref *openapi3.SchemaRef, path string) []string {
 			ok = integral.MatchString(n.String())
 		}
 		if !ok {
-			return []string{fmt.Sprintf("%s is %s, the schema says %s", at, typ, strings.Join(sortedKeys(f.types), " or "))}
+			return []string{fmt.Sprintf("%s is %s, the schema says %s", at, typ, strings.Join(slices.Sorted(maps.Keys(f.types)), " or "))}
 		}
 	}
 	var errs []string
@@ -271,7 +273,7 @@ func checkSchema(v any, ref *openapi3.SchemaRef, path string) []string {
 		for k := range v {
 			partial = partial || markdown.Elided(k)
 		}
-		for _, k := range sortedKeys(v) {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			if markdown.Elided(k) {
 				continue
 			}
@@ -286,7 +288,7 @@ func checkSchema(v any, ref *openapi3.SchemaRef, path string) []string {
 			errs = append(errs, checkSchema(v[k], prop, p)...)
 		}
 		if !partial {
-			for _, r := range sortedKeys(f.required) {
+			for _, r := range slices.Sorted(maps.Keys(f.required)) {
 				if _, ok := v[r]; !ok {
 					errs = append(errs, fmt.Sprintf("%s leaves out the required field %s", at, join(path, r)))
 				}
@@ -328,13 +330,4 @@ func contains(enum []any, s string) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

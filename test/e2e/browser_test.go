@@ -30,6 +30,20 @@ func chromiumPath() string {
 	return ""
 }
 
+// requireChromium is Chromium's path; without one the spec fails in CI (.ci/run installs it) and
+// is skipped elsewhere.
+func requireChromium() string {
+	GinkgoHelper()
+	chromium := chromiumPath()
+	if chromium == "" {
+		if os.Getenv("CI") != "" {
+			Fail("Chromium is not installed: .ci/run installs Debian's chromium package")
+		}
+		Skip("Chromium is not installed (apt-get install chromium); the browser tests run in CI")
+	}
+	return chromium
+}
+
 // axePath is where hack/install-axe.sh puts axe-core.
 var axePath = filepath.Join("..", "..", "bin", "axe", "axe.min.js")
 

@@ -63,13 +63,7 @@ var _ = Describe("Hosted checkout in a real browser", Ordered, func() {
 		outDir   string
 	)
 	BeforeAll(func() {
-		path := chromiumPath()
-		if path == "" {
-			if os.Getenv("CI") != "" {
-				Fail("Chromium is not installed: .ci/run installs Debian's chromium package")
-			}
-			Skip("Chromium is not installed (apt-get install chromium); the browser tests run in CI")
-		}
+		path := requireChromium()
 		chromium = path
 		outDir = filepath.Join("..", "output", "checkout")
 		Expect(os.MkdirAll(outDir, 0o755)).To(Succeed())

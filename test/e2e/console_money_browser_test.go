@@ -24,13 +24,7 @@ import (
 // or nil and a skipped spec when Chromium is missing outside CI.
 func browserAs(c *consoleClient) context.Context {
 	GinkgoHelper()
-	chromium := chromiumPath()
-	if chromium == "" {
-		if os.Getenv("CI") != "" {
-			Fail("Chromium is not installed: .ci/run installs Debian's chromium package")
-		}
-		Skip("Chromium is not installed (apt-get install chromium); the browser tests run in CI")
-	}
+	chromium := requireChromium()
 	tab := browser(chromium, 1280, 900)
 	base, _ := url.Parse(baseURL)
 	for _, ck := range c.http.Jar.Cookies(base) {

@@ -34,13 +34,7 @@ import (
 // factor), or nil when Chromium is missing outside CI (the spec is then skipped).
 func settingsBrowser(m *paygatev1.Merchant, email string) context.Context {
 	GinkgoHelper()
-	chromium := chromiumPath()
-	if chromium == "" {
-		if os.Getenv("CI") != "" {
-			Fail("Chromium is not installed: .ci/run installs Debian's chromium package")
-		}
-		Skip("Chromium is not installed (apt-get install chromium); the browser tests run in CI")
-	}
+	chromium := requireChromium()
 	tab := browser(chromium, 1280, 900)
 	signUpIn(tab, invite(m, email, paygatev1.ConsoleDeveloper))
 	return tab

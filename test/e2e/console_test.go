@@ -241,12 +241,7 @@ var _ = Describe("The merchant console", Ordered, func() {
 	})
 
 	It("signs an invited owner up with a second factor and recovery codes, in a real browser at phone and desktop widths, in English and Swahili", func() {
-		if chromium == "" {
-			if os.Getenv("CI") != "" {
-				Fail("Chromium is not installed: .ci/run installs Debian's chromium package")
-			}
-			Skip("Chromium is not installed (apt-get install chromium); the browser tests run in CI")
-		}
+		requireChromium()
 		// The check can fail: a page with an image without a text alternative is a critical
 		// violation.
 		probe := browser(chromium, 800, 600)
@@ -527,12 +522,7 @@ var _ = Describe("The merchant console", Ordered, func() {
 	})
 
 	It("signs a user in through the installation's OpenID Connect provider in a real browser, with the merchant and role its claims give", func() {
-		if chromium == "" {
-			if os.Getenv("CI") != "" {
-				Fail("Chromium is not installed: .ci/run installs Debian's chromium package")
-			}
-			Skip("Chromium is not installed (apt-get install chromium); the browser tests run in CI")
-		}
+		requireChromium()
 		// A replica whose public URL is its own address, so the provider can send the browser back.
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		Expect(err).NotTo(HaveOccurred())

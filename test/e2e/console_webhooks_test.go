@@ -145,12 +145,7 @@ var _ = Describe("The merchant console's webhook deliveries", Ordered, func() {
 	})
 
 	It("shows the deliveries and a delivery in a real browser, at phone and desktop widths, in English and Swahili, accessibly", func() {
-		if chromium == "" {
-			if os.Getenv("CI") != "" {
-				Fail("Chromium is not installed: .ci/run installs Debian's chromium package")
-			}
-			Skip("Chromium is not installed (apt-get install chromium); the browser tests run in CI")
-		}
+		requireChromium()
 		for _, width := range []struct {
 			name string
 			w, h int
