@@ -43,8 +43,8 @@ var _ = Describe("The merchant console's money pages in a browser", func() {
 			g.Spec.Payouts = &paygatev1.PayoutSchedule{Fees: paygatev1.GatewayFees{Percent: "1.5", Fixed: "100"}}
 		})
 		shop := payoutMerchant(ns, "browser-money", "")
+		fund(shop, "100000") // first: it waits for the balance to be what it was plus this payment
 		trx := settledPayment(shop.sandbox, "TZS", "10000", "0712345678")
-		fund(shop, "100000")
 		financeUser := invite(shop.merchant, "browser-finance@shop.example", paygatev1.ConsoleFinance)
 		finance := newConsoleClient(baseURL)
 		finance.signUp(financeUser)
