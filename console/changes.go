@@ -4,6 +4,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -126,19 +127,12 @@ func (c *Console) requestChange(w http.ResponseWriter, r *http.Request) {
 func changeTarget(spec *paygatev1.MerchantChangeSpec) string {
 	parts := []string{string(spec.Environment)}
 	if spec.Action == paygatev1.ChangeSetWebhookURL {
-		parts = append(parts, cmpOr(spec.WebhookURL, "(none)"))
+		parts = append(parts, cmp.Or(spec.WebhookURL, "(none)"))
 	}
 	if spec.Overlap != nil {
 		parts = append(parts, "overlap "+spec.Overlap.Duration.String())
 	}
 	return strings.TrimSpace(strings.Join(parts, " "))
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // changeSpec reads and checks a settings form; a refusal comes back as a text key or the API's

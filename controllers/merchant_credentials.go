@@ -75,12 +75,14 @@ func (r *MerchantReconciler) ensureCredentialSet(ctx context.Context, m *paygate
 		// Nothing rotates until the overlap reads: the old credentials keep working alone.
 		return status, ctrl.Result{}, reconcile.TerminalError(&invalidAnnotationError{annotation: paygatev1.AnnotationCredentialsOverlap, err: err})
 	}
-	set, err := credentials.NewSet(businessID, env)
+	var set credentials.Set
+	if complete && current.BusinessID == businessID {
+		set, err = current.Rotated(env, overlap, now)
+	} else {
+		set, err = credentials.NewSet(businessID, env)
+	}
 	if err != nil {
 		return status, ctrl.Result{}, err
-	}
-	if complete && current.BusinessID == businessID && overlap > 0 {
-		set.Previous = &credentials.Previous{APIKey: current.APIKey, APISecret: current.APISecret, Expires: now.Add(overlap).Truncate(time.Second)}
 	}
 	if err := r.replaceSecretData(ctx, secret, map[string]string{credentials.AnnotationRotation: rotation, credentials.AnnotationOverlapEnded: endOverlap}, set.Data()); err != nil {
 		return status, ctrl.Result{}, err
@@ -202,35 +204,28 @@ func (r *MerchantReconciler) issueWebhookSecret(ctx context.Context, m *paygatev
 // prepareWebhookSecret issues a pending signing secret beside the one that signs (replacing an
 // earlier pending one).
 func (r *MerchantReconciler) prepareWebhookSecret(ctx context.Context, m *paygatev1.Merchant, secret *corev1.Secret, prepare string) (*metav1.Time, error) {
-	value, err := credentials.NewWebhookSigningSecret()
+	data, since, err := credentials.WithPendingSigningSecret(secret.Data, r.now())
 	if err != nil {
 		return nil, err
 	}
-	data := maps.Clone(secret.Data)
-	data[credentials.KeyPendingSigningSecret] = []byte(value)
-	since := r.now().UTC().Truncate(time.Second)
-	answered := map[string]string{credentials.AnnotationPrepared: prepare, credentials.AnnotationPendingSince: since.Format(time.RFC3339)}
+	answered := map[string]string{credentials.AnnotationPrepared: prepare, credentials.AnnotationPendingSince: since}
 	if err := r.replaceSecretData(ctx, secret, answered, data); err != nil {
 		return nil, err
 	}
 	r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, ReasonWebhookSecretPrepared, "PrepareWebhookSecret",
 		"Prepared a pending webhook signing secret (%s in Secret %s): install it on the receiver beside the current one, then activate it with %s",
 		credentials.KeyPendingSigningSecret, secret.Name, paygatev1.AnnotationActivateWebhookSecret)
-	return &metav1.Time{Time: since}, nil
+	return pendingSince(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Annotations: answered}, Data: data}), nil
 }
 
 // activateWebhookSecret makes the pending signing secret the one that signs. Without a pending
 // secret the request is answered and nothing changes (a Warning says so).
 func (r *MerchantReconciler) activateWebhookSecret(ctx context.Context, m *paygatev1.Merchant, secret *corev1.Secret, activate string) error {
-	pending := secret.Data[credentials.KeyPendingSigningSecret]
-	data := secret.Data
-	if len(pending) > 0 {
-		data = map[string][]byte{credentials.KeySigningSecret: pending}
-	}
+	data, activated := credentials.ActivatedSigningSecret(secret.Data)
 	if err := r.replaceSecretData(ctx, secret, map[string]string{credentials.AnnotationActivated: activate, credentials.AnnotationPendingSince: ""}, data); err != nil {
 		return err
 	}
-	if len(pending) == 0 {
+	if !activated {
 		r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, ReasonNoPendingWebhookSecret, "ActivateWebhookSecret",
 			"No pending webhook signing secret to activate: prepare one first with %s; nothing changed", paygatev1.AnnotationPrepareWebhookSecret)
 		return nil

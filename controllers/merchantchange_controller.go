@@ -209,12 +209,9 @@ func (r *MerchantChangeReconciler) rotateCredentials(ctx context.Context, m *pay
 	if change.Spec.Overlap != nil {
 		overlap = change.Spec.Overlap.Duration
 	}
-	set, err := credentials.NewSet(businessID, env)
+	set, err := current.Rotated(env, overlap, r.Clock.Now())
 	if err != nil {
 		return answer{}, err
-	}
-	if overlap > 0 {
-		set.Previous = &credentials.Previous{APIKey: current.APIKey, APISecret: current.APISecret, Expires: r.Clock.Now().Add(overlap).Truncate(time.Second)}
 	}
 	if err := r.writeSecret(ctx, s, change, set.Data(), nil); err != nil {
 		return answer{}, err
@@ -274,13 +271,10 @@ func (r *MerchantChangeReconciler) prepareWebhookSecret(ctx context.Context, m *
 	if made(s, change) {
 		return applied("A pending webhook signing secret is ready: install it on the receiver beside the current one, then activate it."), nil
 	}
-	value, err := credentials.NewWebhookSigningSecret()
+	data, since, err := credentials.WithPendingSigningSecret(s.Data, r.Clock.Now())
 	if err != nil {
 		return answer{}, err
 	}
-	data := maps.Clone(s.Data)
-	data[credentials.KeyPendingSigningSecret] = []byte(value)
-	since := r.Clock.Now().UTC().Truncate(time.Second).Format(time.RFC3339)
 	if err := r.writeSecret(ctx, s, change, data, map[string]string{credentials.AnnotationPendingSince: since}); err != nil {
 		return answer{}, err
 	}
@@ -298,10 +292,14 @@ func (r *MerchantChangeReconciler) activateWebhookSecret(ctx context.Context, m 
 	if s != nil && made(s, change) {
 		return applied("The pending webhook signing secret signs from now on."), nil
 	}
-	if s == nil || len(s.Data[credentials.KeyPendingSigningSecret]) == 0 {
+	var data map[string][]byte
+	activated := false
+	if s != nil {
+		data, activated = credentials.ActivatedSigningSecret(s.Data)
+	}
+	if !activated {
 		return refused(ReasonNoPendingWebhookSecret, "There is no pending webhook signing secret to activate: prepare one first."), nil
 	}
-	data := map[string][]byte{credentials.KeySigningSecret: s.Data[credentials.KeyPendingSigningSecret]}
 	if err := r.writeSecret(ctx, s, change, data, map[string]string{credentials.AnnotationPendingSince: ""}); err != nil {
 		return answer{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"crypto/subtle"
 	"encoding/base32"
 	"fmt"
+	"maps"
 	"time"
 
 	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
@@ -152,6 +153,20 @@ func NewSet(businessID string, env paygatev1.Environment) (Set, error) {
 	return Set{BusinessID: businessID, APIKey: key, APISecret: secret}, nil
 }
 
+// Rotated issues a new key and secret for s's business ID; s's current key and secret keep
+// working beside them until overlap from now (not at all when overlap is 0). The expiry is kept to
+// the second, as the Secret stores it.
+func (s Set) Rotated(env paygatev1.Environment, overlap time.Duration, now time.Time) (Set, error) {
+	next, err := NewSet(s.BusinessID, env)
+	if err != nil {
+		return Set{}, err
+	}
+	if overlap > 0 {
+		next.Previous = &Previous{APIKey: s.APIKey, APISecret: s.APISecret, Expires: now.Add(overlap).Truncate(time.Second)}
+	}
+	return next, nil
+}
+
 // Data is the Secret data of the set.
 func (s Set) Data() map[string][]byte {
 	data := map[string][]byte{
@@ -189,6 +204,32 @@ func ParseOverlap(v string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is not a duration from 0s to %s (for example 24h or 90m)", v, MaxOverlap)
 	}
 	return d, nil
+}
+
+// WithPendingSigningSecret is the webhook signing Secret's data with a new pending secret beside
+// the one that signs (replacing an earlier pending one), and the prepared time to record in
+// AnnotationPendingSince (now, to the second, RFC 3339).
+func WithPendingSigningSecret(data map[string][]byte, now time.Time) (map[string][]byte, string, error) {
+	value, err := NewWebhookSigningSecret()
+	if err != nil {
+		return nil, "", err
+	}
+	out := maps.Clone(data)
+	if out == nil {
+		out = map[string][]byte{}
+	}
+	out[KeyPendingSigningSecret] = []byte(value)
+	return out, now.UTC().Truncate(time.Second).Format(time.RFC3339), nil
+}
+
+// ActivatedSigningSecret is the webhook signing Secret's data once its pending secret signs;
+// ok is false (and data unchanged) when none is pending.
+func ActivatedSigningSecret(data map[string][]byte) (_ map[string][]byte, ok bool) {
+	pending := data[KeyPendingSigningSecret]
+	if len(pending) == 0 {
+		return data, false
+	}
+	return map[string][]byte{KeySigningSecret: pending}, true
 }
 
 // NewWebhookSigningSecret issues a webhook signing secret, from crypto/rand.

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	paygatev1 "github.com/paygate/paygate/api/v1alpha1"
 )
 
 // TestCheckDuringAnOverlap: the current key signs with the current secret; the replaced key with
@@ -88,5 +90,48 @@ func TestParseOverlap(t *testing.T) {
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("ParseOverlap(%q) = %s, %v; want %s, ok %v", tc.in, got, err, tc.want, tc.ok)
 		}
+	}
+}
+
+func TestRotatedKeepsTheReplacedKeyForTheOverlap(t *testing.T) {
+	now := time.Date(2026, 11, 27, 10, 0, 0, 500, time.UTC)
+	current, err := NewSet("test_mk_x", paygatev1.EnvironmentSandbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := current.Rotated(paygatev1.EnvironmentSandbox, 2*time.Hour, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.BusinessID != current.BusinessID || next.APIKey == current.APIKey || next.Previous == nil ||
+		next.Previous.APIKey != current.APIKey || !next.Previous.Expires.Equal(now.Add(2*time.Hour).Truncate(time.Second)) {
+		t.Fatalf("rotated %+v from %+v", next, current)
+	}
+	if m, secret := next.Check(current.APIKey, now); m != MatchPrevious || secret != current.APISecret {
+		t.Fatalf("the replaced key during the overlap: %v", m)
+	}
+	at, err := current.Rotated(paygatev1.EnvironmentSandbox, 0, now)
+	if err != nil || at.Previous != nil {
+		t.Fatalf("no overlap: %+v, %v", at, err)
+	}
+}
+
+func TestPendingSigningSecret(t *testing.T) {
+	now := time.Date(2026, 11, 27, 10, 0, 0, 900, time.UTC)
+	data := map[string][]byte{KeySigningSecret: []byte("whsec_old")}
+	if _, ok := ActivatedSigningSecret(data); ok {
+		t.Fatal("activated with nothing pending")
+	}
+	prepared, since, err := WithPendingSigningSecret(data, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := string(prepared[KeyPendingSigningSecret])
+	if string(prepared[KeySigningSecret]) != "whsec_old" || len(pending) < 20 || since != "2026-11-27T10:00:00Z" || len(data) != 1 {
+		t.Fatalf("prepared %q since %s; the input changed: %v", prepared, since, len(data) != 1)
+	}
+	active, ok := ActivatedSigningSecret(prepared)
+	if !ok || len(active) != 1 || string(active[KeySigningSecret]) != pending {
+		t.Fatalf("activated %q", active)
 	}
 }
